@@ -1,0 +1,221 @@
+import type {NamedAttrMap} from '@tensorflow/tfjs-core';
+
+import {opError, show} from './errors';
+import {ConvTransposeBackpropFilters, OpName} from './names';
+
+export type AutoPad = 'none' | 'same_upper' | 'same_lower' | 'valid';
+export type DataFormat = 'NXC' | 'NCX';
+/** Filter layouts of the spec; X stands for the spatial axes (W, HW or DHW). */
+export type FilterFormat = 'XIO' | 'OIX';
+/** The transposed op also takes oneDNN's current layouts IOX = (C, O/G, K…) and XOI = (K…, O/G, C). */
+export type TransposedFilterFormat = FilterFormat | 'IOX' | 'XOI';
+
+interface CommonAttrs {
+  /** Positive, one per spatial axis. Required. */
+  strides: number[];
+  /** Non-negative, one per spatial axis; zeros by default; ignored unless autoPad is 'none'. */
+  padsBegin?: number[];
+  padsEnd?: number[];
+  /** Positive, one per spatial axis; ones by default. */
+  dilations?: number[];
+  /** Any letter case ('SAME_UPPER' as oneDNN writes it works); 'none' by default. */
+  autoPad?: AutoPad | Uppercase<AutoPad>;
+  /** Divides both channel counts; 1 by default. */
+  groups?: number;
+  /** Layout of `input` and `outputDelta`; 'NXC' by default. */
+  dataFormat?: DataFormat;
+  /** The filter's full shape in `filterFormat`, or its spatial shape alone. */
+  filterShape?: number[];
+}
+
+export interface ConvolutionBackpropFiltersAttrs extends CommonAttrs {
+  /** Layout of the result; 'XIO' by default. */
+  filterFormat?: FilterFormat;
+}
+
+export interface ConvTransposeBackpropFiltersAttrs extends CommonAttrs {
+  /** Layout of the result; 'XIO' by default. */
+  filterFormat?: TransposedFilterFormat;
+  /** Extra elements at the end of each spatial axis of the transposed convolution's output. */
+  outputPadding?: number[];
+}
+
+export type FilterGradientAttrs = ConvolutionBackpropFiltersAttrs | ConvTransposeBackpropFiltersAttrs;
+
+/** Attributes with defaults filled in and every value checked; pads are not yet resolved. */
+export interface ParsedAttributes {
+  readonly strides: readonly number[];
+  readonly padsBegin: readonly number[];
+  readonly padsEnd: readonly number[];
+  readonly dilations: readonly number[];
+  readonly outputPadding: readonly number[];
+  readonly autoPad: AutoPad;
+  readonly groups: number;
+  readonly dataFormat: DataFormat;
+  readonly filterFormat: TransposedFilterFormat;
+  readonly filterShape: readonly number[] | undefined;
+}
+
+const AUTO_PADS: readonly AutoPad[] = ['none', 'same_upper', 'same_lower', 'valid'];
+const DATA_FORMATS: readonly DataFormat[] = ['NXC', 'NCX'];
+const CONV_FILTER_FORMATS: readonly FilterFormat[] = ['XIO', 'OIX'];
+const TRANSPOSED_FILTER_FORMATS: readonly TransposedFilterFormat[] = ['XIO', 'OIX', 'IOX', 'XOI'];
+
+const CONV_ATTRIBUTE_NAMES = [
+  'strides', 'padsBegin', 'padsEnd', 'dilations', 'autoPad', 'groups', 'dataFormat', 'filterFormat',
+  'filterShape',
+];
+const TRANSPOSED_ATTRIBUTE_NAMES = [...CONV_ATTRIBUTE_NAMES, 'outputPadding'];
+
+function isListLike(value: unknown): value is ArrayLike<unknown> {
+  return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+}
+
+/**
+ * Reads a list attribute of `count` integers each at least `minimum`; `fallback` when absent.
+ * `rankNote` explains where the count comes from, e.g. "for a 4-D input".
+ */
+export function readIntegerList(
+    op: OpName, name: string, value: unknown, count: number, minimum: 0 | 1, rankNote: string,
+    fallback?: number): number[] {
+  const kind = minimum === 1 ? 'positive' : 'non-negative';
+  if (value === undefined || value === null) {
+    if (fallback === undefined) {
+      throw opError(op, `attribute '${name}'`, `is required: ${count} ${kind} integers ${rankNote}`);
+    }
+    return new Array<number>(count).fill(fallback);
+  }
+  const list = isListLike(value) ? Array.from(value) : undefined;
+  const valid = list !== undefined && list.length === count &&
+      list.every(v => typeof v === 'number' && Number.isSafeInteger(v) && v >= minimum);
+  if (!valid) {
+    throw opError(op, `attribute '${name}'`, `must hold ${count} ${kind} integers ${rankNote}`, value);
+  }
+  return list as number[];
+}
+
+function readEnum<T extends string>(
+    op: OpName, name: string, value: unknown, allowed: readonly T[], fallback: T,
+    normalize: (s: string) => string = s => s): T {
+  if (value === undefined || value === null) return fallback;
+  const normalized = typeof value === 'string' ? normalize(value) : undefined;
+  const match = allowed.find(a => a === normalized);
+  if (match === undefined) {
+    throw opError(op, `attribute '${name}'`, `must be one of ${allowed.map(a => `'${a}'`).join(', ')}`, value);
+  }
+  return match;
+}
+
+/**
+ * Checks every attribute against the spatial rank and fills in the defaults of DESIGN.md §1.
+ * Unknown attribute names are rejected: a misspelt 'stride' must not silently mean "default".
+ */
+export function parseAttributes(op: OpName, attrs: NamedAttrMap | undefined, spatialRank: number): ParsedAttributes {
+  const a = (attrs ?? {}) as Record<string, unknown>;
+  const transposed = op === ConvTransposeBackpropFilters;
+  const known = transposed ? TRANSPOSED_ATTRIBUTE_NAMES : CONV_ATTRIBUTE_NAMES;
+  for (const name of Object.keys(a)) {
+    if (!known.includes(name) && a[name] !== undefined) {
+      throw opError(op, `attribute '${name}'`, `is not an attribute of ${op} (known: ${known.join(', ')})`);
+    }
+  }
+  const rankNote = `for a ${spatialRank + 2}-D input`;
+  const groups = a.groups ?? 1;
+  if (typeof groups !== 'number' || !Number.isSafeInteger(groups) || groups < 1) {
+    throw opError(op, `attribute 'groups'`, 'must be a positive integer', groups);
+  }
+  const filterShapeValue = a.filterShape;
+  let filterShape: number[] | undefined;
+  if (filterShapeValue !== undefined && filterShapeValue !== null) {
+    filterShape = readFilterShape(op, `attribute 'filterShape'`, filterShapeValue, spatialRank);
+  }
+  return Object.freeze({
+    strides: Object.freeze(readIntegerList(op, 'strides', a.strides, spatialRank, 1, rankNote)),
+    padsBegin: Object.freeze(readIntegerList(op, 'padsBegin', a.padsBegin, spatialRank, 0, rankNote, 0)),
+    padsEnd: Object.freeze(readIntegerList(op, 'padsEnd', a.padsEnd, spatialRank, 0, rankNote, 0)),
+    dilations: Object.freeze(readIntegerList(op, 'dilations', a.dilations, spatialRank, 1, rankNote, 1)),
+    outputPadding: Object.freeze(readIntegerList(op, 'outputPadding', a.outputPadding, spatialRank, 0, rankNote, 0)),
+    autoPad: readEnum(op, 'autoPad', a.autoPad, AUTO_PADS, 'none', s => s.toLowerCase()),
+    groups,
+    dataFormat: readEnum(op, 'dataFormat', a.dataFormat, DATA_FORMATS, 'NXC'),
+    filterFormat: readEnum<TransposedFilterFormat>(
+        op, 'filterFormat', a.filterFormat, transposed ? TRANSPOSED_FILTER_FORMATS : CONV_FILTER_FORMATS, 'XIO'),
+    filterShape: filterShape && Object.freeze(filterShape),
+  });
+}
+
+/**
+ * A filter shape is either the full shape (rank + 2 entries) or the spatial sizes alone (rank
+ * entries), all positive integers. `subject` names where it came from, for the error.
+ */
+export function readFilterShape(op: OpName, subject: string, value: unknown, spatialRank: number): number[] {
+  const list = isListLike(value) ? Array.from(value) : undefined;
+  const valid = list !== undefined && (list.length === spatialRank || list.length === spatialRank + 2) &&
+      list.every(v => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1);
+  if (!valid) {
+    throw opError(
+        op, subject,
+        `must hold ${spatialRank + 2} positive integers (the full filter shape) or ${spatialRank} ` +
+            `(its spatial sizes) for a ${spatialRank + 2}-D input`,
+        value);
+  }
+  return list as number[];
+}
+
+/** Spec attribute dictionary (snake_case, as in the oneDNN Graph texts) → tfjs attributes. */
+export interface SpecAttrs {
+  strides?: number[];
+  pads_begin?: number[];
+  pads_end?: number[];
+  dilations?: number[];
+  auto_pad?: string;
+  groups?: number;
+  data_format?: string;
+  filter_format?: string;
+  /** oneDNN's newer name for filter_format. */
+  weights_format?: string;
+  filter_shape?: number[];
+  /** oneDNN's newer name for filter_shape. */
+  weights_shape?: number[];
+  output_padding?: number[];
+}
+
+const SPEC_TO_TFJS: Readonly<Record<keyof SpecAttrs, string>> = {
+  strides: 'strides',
+  pads_begin: 'padsBegin',
+  pads_end: 'padsEnd',
+  dilations: 'dilations',
+  auto_pad: 'autoPad',
+  groups: 'groups',
+  data_format: 'dataFormat',
+  filter_format: 'filterFormat',
+  weights_format: 'filterFormat',
+  filter_shape: 'filterShape',
+  weights_shape: 'filterShape',
+  output_padding: 'outputPadding',
+};
+
+/**
+ * Turns a spec dictionary into the camelCase attributes the ops and kernels take. Values are
+ * passed through unchanged (the op checks them); unknown keys and a name given twice
+ * (filter_format and weights_format) are errors.
+ */
+export function fromSpecAttrs(spec: SpecAttrs): ConvTransposeBackpropFiltersAttrs {
+  const result: Record<string, unknown> = {};
+  const source: Record<string, string> = {};
+  for (const [key, value] of Object.entries(spec)) {
+    if (!Object.prototype.hasOwnProperty.call(SPEC_TO_TFJS, key)) {
+      throw new Error(
+          `fromSpecAttrs: '${key}' is not a spec attribute (known: ${Object.keys(SPEC_TO_TFJS).join(', ')})`);
+    }
+    if (value === undefined) continue;
+    const name = SPEC_TO_TFJS[key as keyof SpecAttrs];
+    if (name in result) {
+      throw new Error(`fromSpecAttrs: '${key}' and '${source[name]}' both give ${name}, got ${
+          show(value)} and ${show(result[name])}`);
+    }
+    result[name] = Array.isArray(value) ? [...value] : value;
+    source[name] = key;
+  }
+  return result as unknown as ConvTransposeBackpropFiltersAttrs;
+}

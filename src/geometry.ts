@@ -1,0 +1,316 @@
+import type {DataType} from '@tensorflow/tfjs-core';
+
+import {DataFormat, parseAttributes, ParsedAttributes, readFilterShape, TransposedFilterFormat} from './attributes';
+import {opError} from './errors';
+import {ConvTransposeBackpropFilters, OpName} from './names';
+
+/**
+ * Both operations reduce to one canonical problem, the filter gradient of a convolution:
+ *
+ *   dW[g][dc][sc][k] = Σ_n Σ_p  diffDst[n][g·DC + dc][p] · src[n][g·SC + sc][p·stride − padBegin + k·dilation]
+ *
+ * with SC = src channels per group and DC = diffDst channels per group. For
+ * ConvolutionBackpropFilters, src is `input` and diffDst is `outputDelta`; for
+ * ConvTransposeBackpropFilters the roles swap (src = `outputDelta`, diffDst = `input`), as
+ * oneDNN's reference deconvolution does. Everything a kernel needs is in this frozen object:
+ * explicit pads, sizes, and the element strides of the tensors and of the requested filter
+ * layout, so layouts are index arithmetic and never copies.
+ */
+export interface FilterGradientGeometry {
+  readonly op: OpName;
+  readonly spatialRank: number;
+  readonly batch: number;
+  readonly groups: number;
+  /** The tensor read through the sliding window (conv: input; transposed: outputDelta). */
+  readonly src: CanonicalTensor;
+  /** The tensor reduced against it (conv: outputDelta; transposed: input). */
+  readonly diffDst: CanonicalTensor;
+  /** One entry per spatial axis, outermost first. */
+  readonly axes: readonly SpatialAxis[];
+  readonly dataFormat: DataFormat;
+  readonly filterFormat: TransposedFilterFormat;
+  /** The result's shape, in `filterFormat`. */
+  readonly filterShape: readonly number[];
+  readonly filterSize: number;
+  /** Element strides of the result for the canonical indices g, dc, sc (the k strides are in `axes`). */
+  readonly filterStrides: {readonly group: number; readonly diffDstChannel: number; readonly srcChannel: number};
+  /** Multiply-adds × 2 of the whole gradient, for GFLOP/s figures. */
+  readonly flops: number;
+}
+
+export interface CanonicalTensor {
+  /** Which kernel input plays this role. */
+  readonly name: 'input' | 'outputDelta';
+  readonly shape: readonly number[];
+  readonly channels: number;
+  readonly channelsPerGroup: number;
+  readonly batchStride: number;
+  readonly channelStride: number;
+}
+
+export interface SpatialAxis {
+  readonly srcSize: number;
+  readonly diffDstSize: number;
+  readonly kernelSize: number;
+  readonly stride: number;
+  readonly dilation: number;
+  readonly padBegin: number;
+  readonly padEnd: number;
+  /** Element strides of one step along this axis in src, diffDst and the result. */
+  readonly srcStride: number;
+  readonly diffDstStride: number;
+  readonly filterStride: number;
+}
+
+/** What a kernel knows about its tensors before reading any data. */
+export interface TensorDescription {
+  readonly shape: readonly number[];
+  readonly dtype: DataType;
+}
+
+export interface GeometryInputs {
+  readonly input: TensorDescription | undefined;
+  readonly outputDelta: TensorDescription | undefined;
+  /** Values of the optional filterShape input tensor, already checked to be int32 1-D. */
+  readonly filterShape?: ArrayLike<number>;
+}
+
+const MAX_ELEMENTS = 2 ** 31 - 1;
+
+/** Validates everything against DESIGN.md §2–3 and returns the frozen canonical problem. */
+export function computeGeometry(
+    op: OpName, inputs: GeometryInputs, attrs: Record<string, unknown> | undefined): FilterGradientGeometry {
+  const input = checkTensor(op, 'input', inputs.input);
+  const outputDelta = checkTensor(op, 'outputDelta', inputs.outputDelta);
+  if (input.shape.length !== outputDelta.shape.length) {
+    throw opError(
+        op, `outputDelta rank (${outputDelta.shape.length})`, `must equal input rank (${input.shape.length})`);
+  }
+  const rank = input.shape.length;
+  const spatialRank = rank - 2;
+  const parsed = parseAttributes(op, attrs as never, spatialRank);
+  if (input.shape[0] !== outputDelta.shape[0]) {
+    throw opError(
+        op, `outputDelta batch (${outputDelta.shape[0]})`, `must equal input batch (${input.shape[0]})`);
+  }
+  const inputLayout = describeLayout(input.shape, parsed.dataFormat);
+  const deltaLayout = describeLayout(outputDelta.shape, parsed.dataFormat);
+  checkPositive(op, 'input', inputLayout, parsed.dataFormat);
+  checkPositive(op, 'outputDelta', deltaLayout, parsed.dataFormat);
+
+  const {groups} = parsed;
+  if (inputLayout.channels % groups !== 0 || deltaLayout.channels % groups !== 0) {
+    throw opError(
+        op, `groups (${groups})`,
+        `must divide input channels (${inputLayout.channels}) and outputDelta channels (${deltaLayout.channels})`);
+  }
+
+  const transposed = op === ConvTransposeBackpropFilters;
+  const filterShapeGiven = inputs.filterShape !== undefined ?
+      readFilterShape(op, 'filterShape input', Array.from(inputs.filterShape), spatialRank) :
+      parsed.filterShape;
+  const source = inputs.filterShape !== undefined ? 'filterShape input' : `attribute 'filterShape'`;
+  if (filterShapeGiven === undefined) {
+    throw opError(
+        op, 'filterShape',
+        `is required (as attribute or as the third input): the kernel size cannot be inferred from the tensors`);
+  }
+
+  const src = transposed ? deltaLayout : inputLayout;
+  const diffDst = transposed ? inputLayout : deltaLayout;
+  const kernelSizes = filterShapeGiven.length === spatialRank ?
+      [...filterShapeGiven] :
+      filterShapeGiven.filter((_, axis) => filterLetters(parsed.filterFormat, spatialRank)[axis] === 'X');
+  const filterLayout =
+      describeFilter(parsed.filterFormat, transposed, src.channels / groups, diffDst.channels, kernelSizes);
+  const filterShape = filterLayout.shape;
+  if (filterShapeGiven.length === rank && filterShape.some((size, i) => size !== filterShapeGiven[i])) {
+    throw opError(
+        op, source,
+        `must be [${filterShape}] in ${parsed.filterFormat} for ${inputLayout.channels} input channels, ${
+            deltaLayout.channels} outputDelta channels and groups ${groups}`,
+        filterShapeGiven);
+  }
+  const filterSize = filterShape.reduce((a, b) => a * b, 1);
+  if (filterSize > MAX_ELEMENTS) {
+    throw opError(op, `filter shape [${filterShape}]`, `must hold at most ${MAX_ELEMENTS} elements`);
+  }
+
+  const pads = resolvePads(parsed, inputLayout.spatial, kernelSizes, transposed);
+  const expected = inputLayout.spatial.map(
+      (size, i) => transposed ?
+          (size - 1) * parsed.strides[i] - pads.begin[i] - pads.end[i] + parsed.dilations[i] * (kernelSizes[i] - 1) +
+              1 + parsed.outputPadding[i] :
+          Math.floor(
+              (size + pads.begin[i] + pads.end[i] - parsed.dilations[i] * (kernelSizes[i] - 1) - 1) /
+              parsed.strides[i]) +
+              1);
+  if (expected.some(size => size < 1)) {
+    throw opError(
+        op, `the attributes`,
+        `must give a positive output size, but input [${input.shape}] with kernel [${kernelSizes}] gives [${
+            expected}]`);
+  }
+  if (expected.some((size, i) => size !== deltaLayout.spatial[i])) {
+    throw opError(
+        op, `outputDelta spatial shape [${deltaLayout.spatial}]`,
+        `does not match the shape [${expected}] computed from input [${input.shape}] and the attributes`);
+  }
+
+  const axes = kernelSizes.map((kernelSize, i): SpatialAxis => Object.freeze({
+    srcSize: src.spatial[i],
+    diffDstSize: diffDst.spatial[i],
+    kernelSize,
+    stride: parsed.strides[i],
+    dilation: parsed.dilations[i],
+    padBegin: pads.begin[i],
+    padEnd: pads.end[i],
+    srcStride: src.spatialStrides[i],
+    diffDstStride: diffDst.spatialStrides[i],
+    filterStride: filterLayout.strides.spatial[i],
+  }));
+  const kernelVolume = kernelSizes.reduce((a, b) => a * b, 1);
+  const diffDstVolume = diffDst.spatial.reduce((a, b) => a * b, 1);
+  return Object.freeze({
+    op,
+    spatialRank,
+    batch: input.shape[0],
+    groups,
+    src: canonicalTensor(transposed ? 'outputDelta' : 'input', src, groups),
+    diffDst: canonicalTensor(transposed ? 'input' : 'outputDelta', diffDst, groups),
+    axes: Object.freeze(axes),
+    dataFormat: parsed.dataFormat,
+    filterFormat: parsed.filterFormat,
+    filterShape: Object.freeze(filterShape),
+    filterSize,
+    filterStrides: Object.freeze({
+      group: filterLayout.strides.diffDstChannel * (diffDst.channels / groups),
+      diffDstChannel: filterLayout.strides.diffDstChannel,
+      srcChannel: filterLayout.strides.srcChannel,
+    }),
+    flops: 2 * input.shape[0] * diffDst.channels * (src.channels / groups) * kernelVolume * diffDstVolume,
+  });
+}
+
+function checkTensor(op: OpName, name: string, tensor: TensorDescription | undefined): TensorDescription {
+  if (tensor === undefined || tensor === null) throw opError(op, `input '${name}'`, 'is required');
+  if (tensor.dtype !== 'float32') throw opError(op, `${name} dtype`, `must be float32`, tensor.dtype);
+  const rank = tensor.shape.length;
+  if (rank < 3 || rank > 5) {
+    throw opError(
+        op, `${name} rank`, `must be 3, 4 or 5 (batch, channels and 1 to 3 spatial axes), shape [${tensor.shape}]`,
+        rank);
+  }
+  return tensor;
+}
+
+/**
+ * Explicit pads per axis. For same_upper/same_lower the output size is ceil(in / s) for the
+ * convolution and in · s for the transposed one; the total pad is what makes the size formula
+ * hold (clamped at 0), split in half with the odd element at the end (upper) or beginning (lower).
+ */
+function resolvePads(
+    parsed: ParsedAttributes, inputSpatial: readonly number[], kernelSizes: readonly number[],
+    transposed: boolean): {begin: number[]; end: number[]} {
+  if (parsed.autoPad === 'none') return {begin: [...parsed.padsBegin], end: [...parsed.padsEnd]};
+  if (parsed.autoPad === 'valid') return {begin: inputSpatial.map(() => 0), end: inputSpatial.map(() => 0)};
+  const totals = inputSpatial.map((size, i) => {
+    const stride = parsed.strides[i];
+    const kernelExtent = parsed.dilations[i] * (kernelSizes[i] - 1) + 1;
+    const total = transposed ? kernelExtent + parsed.outputPadding[i] - stride :
+                               (Math.ceil(size / stride) - 1) * stride + kernelExtent - size;
+    return Math.max(0, total);
+  });
+  const halves = totals.map(total => Math.floor(total / 2));
+  const rests = totals.map((total, i) => total - halves[i]);
+  return parsed.autoPad === 'same_upper' ? {begin: halves, end: rests} : {begin: rests, end: halves};
+}
+
+interface DataLayout {
+  readonly shape: readonly number[];
+  readonly channels: number;
+  readonly spatial: readonly number[];
+  readonly batchStride: number;
+  readonly channelStride: number;
+  readonly spatialStrides: readonly number[];
+}
+
+/** Row-major element strides of `shape`. */
+export function rowMajorStrides(shape: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length);
+  let stride = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+function describeLayout(shape: readonly number[], format: DataFormat): DataLayout {
+  const strides = rowMajorStrides(shape);
+  const channelAxis = format === 'NXC' ? shape.length - 1 : 1;
+  const spatialAxes = shape.map((_, i) => i).filter(i => i !== 0 && i !== channelAxis);
+  return {
+    shape,
+    channels: shape[channelAxis],
+    spatial: spatialAxes.map(i => shape[i]),
+    batchStride: strides[0],
+    channelStride: strides[channelAxis],
+    spatialStrides: spatialAxes.map(i => strides[i]),
+  };
+}
+
+function checkPositive(op: OpName, name: string, layout: DataLayout, format: DataFormat) {
+  if (layout.channels < 1 || layout.spatial.some(size => size < 1)) {
+    throw opError(
+        op, `${name} shape [${layout.shape}]`,
+        `must have positive channel and spatial sizes (${format}); only the batch may be 0`);
+  }
+}
+
+function canonicalTensor(name: 'input' | 'outputDelta', layout: DataLayout, groups: number): CanonicalTensor {
+  return Object.freeze({
+    name,
+    shape: Object.freeze([...layout.shape]),
+    channels: layout.channels,
+    channelsPerGroup: layout.channels / groups,
+    batchStride: layout.batchStride,
+    channelStride: layout.channelStride,
+  });
+}
+
+interface FilterLayout {
+  readonly shape: number[];
+  readonly strides: {readonly diffDstChannel: number; readonly srcChannel: number; readonly spatial: number[]};
+}
+
+/** The axis letters of a filter format with X expanded per spatial axis: 'OIX' in 2-D → O I X X. */
+function filterLetters(format: TransposedFilterFormat, spatialRank: number): string[] {
+  return format.replace('X', 'X'.repeat(spatialRank)).split('');
+}
+
+/**
+ * A filter format names its axes by letter: X for the spatial axes, and O and I for the two
+ * channel axes. For the convolution O spans all diffDst (outputDelta) channels and I holds the
+ * src (input) channels of one group; for the transposed op O holds the src (outputDelta)
+ * channels of one group and I spans all diffDst (input) channels. Either way one channel axis
+ * spans the groups and is indexed g·DC + dc, the other is per group.
+ */
+function describeFilter(
+    format: TransposedFilterFormat, transposed: boolean, srcPerGroup: number, diffDstChannels: number,
+    kernelSizes: readonly number[]): FilterLayout {
+  const diffDstLetter = transposed ? 'I' : 'O';
+  const letters = filterLetters(format, kernelSizes.length);
+  let spatialIndex = 0;
+  const shape = letters.map(
+      letter => letter === 'X' ? kernelSizes[spatialIndex++] : letter === diffDstLetter ? diffDstChannels : srcPerGroup);
+  const strides = rowMajorStrides(shape);
+  return {
+    shape,
+    strides: {
+      diffDstChannel: strides[letters.indexOf(diffDstLetter)],
+      srcChannel: strides[letters.findIndex(letter => letter !== 'X' && letter !== diffDstLetter)],
+      spatial: letters.flatMap((letter, axis) => letter === 'X' ? [strides[axis]] : []),
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+import {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs, FilterGradientAttrs} from './attributes';
+import {opError} from './errors';
+import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from './names';
+
+type FilterShapeArgument = tf.Tensor1D | number[] | Int32Array;
+
+/** Tensors pass through (the kernel checks their dtype); tensor-likes become `dtype` tensors. */
+function toTensor(op: OpName, name: string, value: tf.Tensor | tf.TensorLike, dtype: 'float32' | 'int32'): tf.Tensor {
+  if (value instanceof tf.Tensor) return value;
+  try {
+    return tf.tensor(value, undefined, dtype);
+  } catch (cause) {
+    throw opError(op, `argument '${name}'`, `must be a tensor or a tensor-like of numbers (${(cause as Error).message})`);
+  }
+}
+
+function runFilterGradient(
+    op: OpName, input: tf.Tensor | tf.TensorLike, outputDelta: tf.Tensor | tf.TensorLike, attrs: FilterGradientAttrs,
+    filterShape: FilterShapeArgument | undefined): tf.Tensor {
+  const inputs: tf.NamedTensorMap = {
+    input: toTensor(op, 'input', input, 'float32'),
+    outputDelta: toTensor(op, 'outputDelta', outputDelta, 'float32'),
+  };
+  if (filterShape !== undefined && filterShape !== null) {
+    if (!(filterShape instanceof tf.Tensor) &&
+        !Array.from(filterShape as ArrayLike<unknown>).every(v => Number.isSafeInteger(v))) {
+      // Checked here because the conversion to int32 below would silently truncate.
+      throw opError(op, 'filterShape argument', 'must hold integers', filterShape);
+    }
+    inputs.filterShape = toTensor(op, 'filterShape', filterShape, 'int32');
+  }
+  return tf.engine().runKernel(op, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
+}
+
+/**
+ * The gradient of a convolution with respect to its filter (oneDNN Graph
+ * ConvolutionBackpropFilters), as a float32 tensor in `attrs.filterFormat` (XIO by default).
+ *
+ * @param input the convolution's input, [N, X…, C] (NXC) or [N, C, X…] (NCX), 1 to 3 spatial axes.
+ * @param outputDelta the gradient of the loss with respect to the convolution's output.
+ * @param attrs strides (required), pads, dilations, autoPad, groups, formats, filterShape.
+ * @param filterShape the spec's optional third input: the full filter shape in filterFormat or
+ *     its spatial sizes; wins over `attrs.filterShape`.
+ */
+export const convolutionBackpropFilters = tf.op({
+  convolutionBackpropFilters_(
+      input: tf.Tensor | tf.TensorLike, outputDelta: tf.Tensor | tf.TensorLike, attrs: ConvolutionBackpropFiltersAttrs,
+      filterShape?: FilterShapeArgument): tf.Tensor {
+    return runFilterGradient(ConvolutionBackpropFilters, input, outputDelta, attrs, filterShape);
+  },
+});
+
+/**
+ * The gradient of a transposed convolution with respect to its filter (oneDNN Graph
+ * ConvTransposeBackpropFilters). The filter is OIX = (O/G, C, K…) or XIO = (K…, C, O/G) as in
+ * the spec, or oneDNN's current IOX = (C, O/G, K…) and XOI = (K…, O/G, C); C = channels of
+ * `input`, O = channels of `outputDelta`.
+ *
+ * @param input the transposed convolution's input (the small side).
+ * @param outputDelta the gradient of the loss with respect to its output.
+ */
+export const convTransposeBackpropFilters = tf.op({
+  convTransposeBackpropFilters_(
+      input: tf.Tensor | tf.TensorLike, outputDelta: tf.Tensor | tf.TensorLike,
+      attrs: ConvTransposeBackpropFiltersAttrs, filterShape?: FilterShapeArgument): tf.Tensor {
+    return runFilterGradient(ConvTransposeBackpropFilters, input, outputDelta, attrs, filterShape);
+  },
+});
