@@ -130,3 +130,27 @@ export function referenceFilterGradient(
   }
   return {shape, values};
 }
+
+/** outputDelta's shape by the size formulas of DESIGN.md §2 (NXC or NCX as the attrs say). */
+export function referenceOutputDeltaShape(
+    transposed: boolean, inputShape: number[], outputDeltaChannels: number, a: ReferenceAttrs): number[] {
+  const format = a.dataFormat ?? 'NXC';
+  const r = inputShape.length - 2;
+  const spatial = format === 'NXC' ? inputShape.slice(1, r + 1) : inputShape.slice(2);
+  const pb = referencePadsBegin(transposed, spatial, a);
+  const autoPad = (a.autoPad ?? 'none').toLowerCase();
+  const out = spatial.map((size, i) => {
+    const s = a.strides[i];
+    const d = a.dilations?.[i] ?? 1;
+    const extent = d * (a.kernel[i] - 1) + 1;
+    const outputPadding = a.outputPadding?.[i] ?? 0;
+    if (autoPad === 'same_upper' || autoPad === 'same_lower') {
+      const total = Math.max(0, transposed ? extent + outputPadding - s : (Math.ceil(size / s) - 1) * s + extent - size);
+      return transposed ? (size - 1) * s - total + extent + outputPadding :
+                          Math.floor((size + total - extent) / s) + 1;
+    }
+    const pads = autoPad === 'valid' ? 0 : pb[i] + (a.padsEnd?.[i] ?? 0);
+    return transposed ? (size - 1) * s - pads + extent + outputPadding : Math.floor((size + pads - extent) / s) + 1;
+  });
+  return format === 'NXC' ? [inputShape[0], ...out, outputDeltaChannels] : [inputShape[0], outputDeltaChannels, ...out];
+}

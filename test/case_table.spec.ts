@@ -1,0 +1,34 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+import {NODE_BACKENDS} from './backends';
+import {CASES} from './cases';
+import {runCaseEverywhere} from './helpers/run_case';
+import {seededValues} from './helpers/util';
+import {referenceFilterGradient} from './reference';
+
+for (const backend of NODE_BACKENDS) {
+  describe(`case table on ${backend.name}:`, () => {
+    beforeAll(async () => {
+      expect(await tf.setBackend(backend.name)).toBe(true);
+    });
+
+    for (const c of CASES) {
+      const skipReason = backend.skips?.[c.id];
+      if (skipReason !== undefined) {
+        xit(c.id, () => {}).pend(skipReason);
+        continue;
+      }
+      it(c.id, () => {
+        const input = {shape: c.inputShape, values: seededValues(size(c.inputShape), c.seed)};
+        const outputDelta = {shape: c.outputDeltaShape, values: seededValues(size(c.outputDeltaShape), c.seed + 1000)};
+        const expected = referenceFilterGradient(
+            c.op === 'ConvTransposeBackpropFilters', input, outputDelta, {...(c.attrs as never), kernel: c.kernel});
+        runCaseEverywhere({...c, input, outputDelta, expected});
+      });
+    }
+  });
+}
+
+function size(shape: number[]) {
+  return shape.reduce((a, b) => a * b, 1);
+}

@@ -1,0 +1,51 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+/** Deterministic values in [-1, 1) (mulberry32), so every failure reproduces from its seed. */
+export function seededValues(count: number, seed: number): Float32Array {
+  let state = seed >>> 0;
+  const values = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    values[i] = ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1);
+  }
+  return values;
+}
+
+export function seededTensor(shape: number[], seed: number): tf.Tensor {
+  return tf.tensor(seededValues(shape.reduce((a, b) => a * b, 1), seed), shape, 'float32');
+}
+
+/**
+ * Runs `f` and fails the spec if it leaves tensors behind (its result, disposed by the caller,
+ * is the only tensor it may add). Returns what `f` returned.
+ */
+export function withoutLeaks<T>(f: () => T, allowed = 0): T {
+  const before = tf.memory().numTensors;
+  const result = f();
+  const added = tf.memory().numTensors - before;
+  expect(added).withContext('tensors left behind').toBe(allowed);
+  return result;
+}
+
+/** Elementwise |a − b| ≤ atol + rtol·|b| with a readable message naming the first mismatch. */
+export function expectClose(
+    actual: ArrayLike<number>, expected: ArrayLike<number>, context: string, atol = 1e-5, rtol = 1e-5) {
+  expect(actual.length).withContext(`${context}: length`).toBe(expected.length);
+  let worst = -1;
+  let worstExcess = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const excess = Math.abs(actual[i] - expected[i]) - (atol + rtol * Math.abs(expected[i]));
+    if (!(excess <= 0) && (worst < 0 || excess > worstExcess || Number.isNaN(excess))) {
+      worst = i;
+      worstExcess = excess;
+    }
+  }
+  if (worst >= 0) {
+    fail(`${context}: element ${worst} is ${actual[worst]}, expected ${expected[worst]} (atol ${atol}, rtol ${rtol})`);
+  } else {
+    expect(worst).toBe(-1);
+  }
+}
