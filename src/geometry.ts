@@ -148,8 +148,8 @@ export function computeGeometry(
   if (expected.some(size => size < 1)) {
     throw opError(
         op, `the attributes`,
-        `must give a positive output size, but input [${input.shape}] with kernel [${kernelSizes}] gives [${
-            expected}]`);
+        `give an empty output [${expected}] for input [${input.shape}] (kernel [${kernelSizes}], dilations [${
+            parsed.dilations}], pads [${pads.begin}] + [${pads.end}])`);
   }
   if (expected.some((size, i) => size !== deltaLayout.spatial[i])) {
     throw opError(
@@ -194,12 +194,11 @@ export function computeGeometry(
 
 function checkTensor(op: OpName, name: string, tensor: TensorDescription | undefined): TensorDescription {
   if (tensor === undefined || tensor === null) throw opError(op, `input '${name}'`, 'is required');
-  if (tensor.dtype !== 'float32') throw opError(op, `${name} dtype`, `must be float32`, tensor.dtype);
+  if (tensor.dtype !== 'float32') throw opError(op, name, `must be float32, got ${tensor.dtype}`);
   const rank = tensor.shape.length;
   if (rank < 3 || rank > 5) {
     throw opError(
-        op, `${name} rank`, `must be 3, 4 or 5 (batch, channels and 1 to 3 spatial axes), shape [${tensor.shape}]`,
-        rank);
+        op, name, `must have rank 3, 4 or 5 (batch, channels, 1 to 3 spatial axes), got shape [${tensor.shape}]`);
   }
   return tensor;
 }

@@ -106,7 +106,7 @@ describe('finite differences of a forward convolution', () => {
     const pad: [[number, number], [number, number], [number, number], [number, number]] =
         [[0, 0], [1, 2], [0, 1], [0, 0]];
     const loss = (weights: Float64Array) => tf.tidy(() => {
-      const y = tf.conv2d(x as tf.Tensor4D, tf.tensor(Float32Array.from(weights), w.shape) as tf.Tensor4D, 1, pad, 'NHWC', [2, 2]);
+      const y = tf.conv2d(x as tf.Tensor4D, tf.tensor(Float32Array.from(weights), w.shape as [number, number, number, number]) as tf.Tensor4D, 1, pad, 'NHWC', [2, 2]);
       return tf.sum(tf.mul(y, dy)).dataSync()[0];
     });
     const expected = centralDifferences(loss, Float64Array.from(w.dataSync()), 1);
