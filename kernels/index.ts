@@ -7,8 +7,15 @@ import {registerKernel} from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
+import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
+import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 
-for (const config of [...convolutionBackpropFiltersCpuConfigs, ...convTransposeBackpropFiltersCpuConfigs]) {
+for (const config of [
+       ...convolutionBackpropFiltersCpuConfigs,
+       ...convTransposeBackpropFiltersCpuConfigs,
+       ...convolutionBackpropFiltersWebglConfigs,
+       ...convTransposeBackpropFiltersWebglConfigs,
+     ]) {
   registerKernel(config);
 }
 

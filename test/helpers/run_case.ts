@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {ConvolutionBackpropFilters, convolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, convTransposeBackpropFilters, ConvTransposeBackwardWeights, OpName} from '../../kernels/index';
-import {expectClose, withoutLeaks} from './util';
+import {expectClose, resourceCounts} from './util';
 
 export interface RunnableCase {
   id: string;
@@ -22,21 +22,36 @@ const ALIASES = {
   [ConvTransposeBackpropFilters]: ConvTransposeBackwardWeights,
 };
 
+export interface RunOptions {
+  atol?: number;
+  rtol?: number;
+  /**
+   * Makes the input tensors as the backend under test should see them (e.g. already on the
+   * GPU, packed or not); the default uploads nothing ahead of the call.
+   */
+  place?: (values: Float32Array, shape: number[]) => tf.Tensor;
+}
+
 /**
  * Runs one case through every public entry point: the op function with tensors and with
  * tensor-likes, and tf.engine().runKernel under both kernel names (filterShape as the int32
- * input when the case gives it so). Each call is leak-checked and compared with `expected`.
+ * input when the case gives it so). Each result is compared with `expected`, and once it is
+ * disposed, tensors (and on webgl textures in use) must be back where they were.
  */
-export function runCaseEverywhere(c: RunnableCase, atol = 1e-5, rtol = 1e-5) {
-  const input = tf.tensor(c.input.values as Float32Array, c.input.shape, 'float32');
-  const outputDelta = tf.tensor(c.outputDelta.values as Float32Array, c.outputDelta.shape, 'float32');
+export function runCaseEverywhere(c: RunnableCase, options: RunOptions = {}) {
+  const {atol = 1e-5, rtol = 1e-5} = options;
+  const place = options.place ?? ((values, shape) => tf.tensor(values, shape, 'float32'));
+  const input = place(Float32Array.from(c.input.values), c.input.shape);
+  const outputDelta = place(Float32Array.from(c.outputDelta.values), c.outputDelta.shape);
   const filterShapeTensor = c.filterShapeInput && tf.tensor1d(c.filterShapeInput, 'int32');
   const check = (label: string, call: () => tf.Tensor) => {
-    const result = withoutLeaks(call, 1);
+    const before = resourceCounts();
+    const result = call();
     expect(result.dtype).toBe('float32');
     expect(result.shape).withContext(`${c.id} ${label}: shape`).toEqual(c.expected.shape);
     expectClose(result.dataSync(), c.expected.values, `${c.id} ${label}`, atol, rtol);
     result.dispose();
+    expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
   };
   try {
     const attrs = c.attrs as never;

@@ -19,6 +19,15 @@ export function seededTensor(shape: number[], seed: number): tf.Tensor {
 }
 
 /**
+ * What a call could leak: engine tensors and, on webgl, textures in use by the backend.
+ */
+export function resourceCounts(): {tensors: number; textures?: number} {
+  const backend = tf.backend() as {getTextureManager?: () => {getNumUsedTextures(): number}};
+  const textures = backend.getTextureManager?.().getNumUsedTextures();
+  return textures === undefined ? {tensors: tf.memory().numTensors} : {tensors: tf.memory().numTensors, textures};
+}
+
+/**
  * Runs `f` and fails the spec if it leaves tensors behind (its result, disposed by the caller,
  * is the only tensor it may add). Returns what `f` returned.
  */

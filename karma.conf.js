@@ -1,0 +1,47 @@
+// The browser suite: jasmine in headless Debian Chromium (WebGL through SwiftShader, no GPU
+// needed), bundled offline by karma-esbuild. `npm run test:browser` runs it.
+process.env.CHROME_BIN = process.env.CHROME_BIN || '/usr/bin/chromium';
+
+/** Prints one closing line in the plain "N passed, N failed, N skipped" form CI logs are read for. */
+function SummaryReporter(baseReporterDecorator) {
+  baseReporterDecorator(this);
+  const counts = {passed: 0, failed: 0, skipped: 0};
+  this.onSpecComplete = (browser, result) => {
+    if (result.skipped || result.pending) counts.skipped++;
+    else if (result.success) counts.passed++;
+    else counts.failed++;
+  };
+  this.onRunComplete = () => {
+    this.write(`\nbrowser: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+  };
+}
+SummaryReporter.$inject = ['baseReporterDecorator'];
+
+module.exports = config => {
+  config.set({
+    plugins: ['karma-*', {'reporter:summary': ['type', SummaryReporter]}],
+    frameworks: ['jasmine'],
+    files: [{pattern: 'test/browser/**/*.spec.ts', watched: false}],
+    preprocessors: {'test/browser/**/*.spec.ts': ['esbuild']},
+    esbuild: {target: 'es2020', sourcemap: false, define: {'process.env.NODE_ENV': '"test"'}},
+    browsers: ['ChromiumHeadlessCI'],
+    customLaunchers: {
+      ChromiumHeadlessCI: {
+        base: 'ChromeHeadless',
+        flags: [
+          '--no-sandbox',  // CI runs as root
+          '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
+          '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        ],
+      },
+    },
+    client: {jasmine: {random: false, timeoutInterval: 120000}},
+    reporters: ['dots', 'summary'],
+    singleRun: true,
+    // Shader compiles and SwiftShader runs block the page for seconds at a time.
+    browserNoActivityTimeout: 600000,
+    browserDisconnectTimeout: 600000,
+    pingTimeout: 600000,
+    captureTimeout: 120000,
+  });
+};

@@ -1,0 +1,65 @@
+import type {KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
+import {env} from '@tensorflow/tfjs-core';
+import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {geometryOfKernelCall} from '../../src/kernel_inputs';
+import {KERNEL_ALIASES, OpName} from '../../src/names';
+import {FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
+import {planReduction} from './reduction_plan';
+
+/**
+ * A flat, unpacked view of a tensor for index arithmetic in the shader: unpacked textures are
+ * row-major whatever their texture shape, so only packed ones need a conversion (returned as
+ * `temporary`, for the caller to dispose).
+ */
+function flatView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
+  const size = tensor.shape.reduce((a, b) => a * b, 1);
+  if (!backend.texData.get(tensor.dataId).isPacked) {
+    return {view: {dataId: tensor.dataId, shape: [size], dtype: tensor.dtype}};
+  }
+  const unpacked = backend.unpackTensor(tensor);
+  return {view: {dataId: unpacked.dataId, shape: [size], dtype: tensor.dtype}, temporary: unpacked};
+}
+
+/**
+ * The webgl kernel of either op: geometry once, pass 1 (partial sums over splits of the
+ * reduction), pass 2 (sum of the splits) when there is more than one, and the result — an
+ * unpacked, row-major texture — handed out under the filter's shape without a copy.
+ */
+function filterGradientKernel(op: OpName): KernelFunc {
+  return ({inputs, backend, attrs}): TensorInfo => {
+    const webgl = backend as MathBackendWebGL;
+    const geometry = geometryOfKernelCall(op, inputs, webgl, attrs);
+    const filterShape = [...geometry.filterShape];
+    if (geometry.batch === 0) {
+      return webgl.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
+    }
+    const webgl2 = env().getNumber('WEBGL_VERSION') === 2;
+    const plan = planReduction(geometry);
+    const src = flatView(webgl, inputs[geometry.src.name]!);
+    const diffDst = flatView(webgl, inputs[geometry.diffDst.name]!);
+    const temporaries = [src.temporary, diffDst.temporary];
+    try {
+      const partialProgram = new FilterGradientProgram(geometry, plan, webgl2);
+      const partial =
+          webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());
+      let result = partial;
+      if (plan.splits > 1) {
+        temporaries.push(partial);
+        const sumProgram = new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
+        result = webgl.runWebGLProgram(sumProgram, [partial], 'float32', sumProgram.uniforms());
+      }
+      return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
+    } finally {
+      for (const temporary of temporaries) {
+        if (temporary !== undefined) webgl.disposeIntermediateTensorInfo(temporary);
+      }
+    }
+  };
+}
+
+/** Kernel configs of `op` under each of its names for the webgl backend. */
+export function webglKernelConfigs(op: OpName): KernelConfig[] {
+  const kernelFunc = filterGradientKernel(op);
+  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName: 'webgl', kernelFunc}));
+}

@@ -1,0 +1,36 @@
+import type {FilterGradientGeometry} from '../../src/geometry';
+
+/**
+ * How the webgl kernel splits the reduction over batch × diffDst positions. One fragment per
+ * (filter element, split) sums `rowsPerSplit` rows (a row = all positions along the innermost
+ * spatial axis, for one batch index and outer position); a second pass adds the splits.
+ *
+ * tfjs's own filter-gradient shader runs the whole reduction in one fragment per filter
+ * element: with few filter elements (depthwise, 1×1) and a long reduction that leaves most of
+ * the GPU idle. Splitting until there are about TARGET_FRAGMENTS fragments, but never below
+ * MIN_PRODUCTS multiply-adds per fragment, keeps every unit busy without drowning short
+ * reductions in a second pass.
+ */
+export interface ReductionPlan {
+  /** Rows of the reduction: batch × diffDst spatial sizes except the innermost. */
+  readonly rows: number;
+  /** Positions per row (the innermost diffDst spatial size). */
+  readonly rowLength: number;
+  readonly splits: number;
+  readonly rowsPerSplit: number;
+}
+
+const TARGET_FRAGMENTS = 16384;
+const MIN_PRODUCTS = 256;
+const MAX_SPLITS = 256;
+
+export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
+  const sizes = geometry.axes.map(axis => axis.diffDstSize);
+  const rowLength = sizes[sizes.length - 1];
+  const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
+  const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / rowLength);
+  const wanted = Math.ceil(TARGET_FRAGMENTS / geometry.filterSize);
+  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS));
+  const rowsPerSplit = Math.ceil(rows / splits);
+  return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
+}

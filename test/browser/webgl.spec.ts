@@ -1,0 +1,149 @@
+/**
+ * The case table and the PyTorch golden cases on webgl, in every environment tfjs runs webgl
+ * in: WebGL 2 and 1, packed and unpacked, a float16-only device, and textures small enough that
+ * tfjs must reshape them. Each environment is its own backend instance, made after its flags
+ * are set, with the webgl kernels registered for it.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {planReduction} from '../../kernels/webgl/reduction_plan';
+import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
+import {CASES} from '../cases';
+import golden from '../golden/golden.json';
+import {runCaseEverywhere} from '../helpers/run_case';
+import {expectClose, resourceCounts, seededValues} from '../helpers/util';
+import {ReferenceAttrs, referenceFilterGradient} from '../reference';
+
+interface WebglEnvironment {
+  name: string;
+  flags: Record<string, number | boolean>;
+  /** float16 textures hold ~3 significant digits: tfjs's own tests allow 1e-1 there. */
+  tolerance: number;
+  /** Whether inputs should arrive as packed textures (made by a packed op). */
+  packedInputs: boolean;
+}
+
+/**
+ * WEBGL_PACK and the flags whose defaults follow it (tfjs evaluates those once and caches them,
+ * so switching packing between environments means setting them all).
+ */
+function packing(on: boolean): Record<string, boolean> {
+  const followers = [
+    'NORMALIZATION', 'CLIP', 'DEPTHWISECONV', 'BINARY_OPERATIONS', 'UNARY_OPERATIONS', 'ARRAY_OPERATIONS',
+    'IMAGE_OPERATIONS', 'REDUCE',
+  ];
+  return Object.fromEntries(
+      [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
+}
+
+const ENVIRONMENTS: WebglEnvironment[] = [
+  {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
+  {name: 'webgl2 unpacked', flags: {WEBGL_VERSION: 2, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
+  {name: 'webgl1 packed', flags: {WEBGL_VERSION: 1, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
+  {name: 'webgl1 unpacked', flags: {WEBGL_VERSION: 1, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
+  {
+    name: 'float16 device',
+    flags: {WEBGL_VERSION: 2, ...packing(false), WEBGL_RENDER_FLOAT32_ENABLED: false, WEBGL_FORCE_F16_TEXTURES: true},
+    tolerance: 1e-1, packedInputs: false,
+  },
+  {
+    name: 'max texture size 64', flags: {WEBGL_VERSION: 2, ...packing(true), WEBGL_MAX_TEXTURE_SIZE: 64},
+    tolerance: 1e-4, packedInputs: true,
+  },
+];
+
+function size(shape: number[]) {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+for (const environment of ENVIRONMENTS) {
+  describe(`webgl, ${environment.name}:`, () => {
+    const backendName = `webgl-${environment.name.replace(/\W+/g, '-')}`;
+    const previousFlags: Record<string, number | boolean> = {};
+    // Inputs made by a packed or an unpacked op, so they arrive on the GPU as the environment has them.
+    const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
+
+    beforeAll(async () => {
+      // WEBGL_CPU_FORWARD off: small ops would otherwise run on the cpu and leave inputs off the GPU.
+      for (const [flag, value] of Object.entries({...environment.flags, WEBGL_CPU_FORWARD: false})) {
+        previousFlags[flag] = tf.env().get(flag) as number | boolean;
+        tf.env().set(flag, value);
+      }
+      tf.registerBackend(backendName, () => new MathBackendWebGL());
+      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
+      expect(await tf.setBackend(backendName)).toBe(true);
+    });
+
+    afterAll(() => {
+      for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
+      tf.removeBackend(backendName);
+      for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
+    });
+
+    it(`stores float${environment.tolerance < 1e-2 ? 32 : 16} textures, as the environment intends`, () => {
+      // 1 + 1e-4 survives in float32 and rounds to 1 in float16 (whose spacing near 1 is ~1e-3).
+      const sum = tf.tidy(() => tf.add(tf.tensor1d([1]), tf.tensor1d([1e-4])).dataSync()[0]);
+      expect(sum === 1).toBe(environment.tolerance >= 1e-2);
+    });
+
+    it('places inputs as the environment intends (packed or not)', () => {
+      const t = place(new Float32Array(24), [2, 3, 4]);
+      const backend = tf.backend() as MathBackendWebGL;
+      expect(backend.texData.get(t.dataId).isPacked === true).toBe(environment.packedInputs);
+      t.dispose();
+    });
+
+    const options = {atol: environment.tolerance, rtol: environment.tolerance, place};
+
+    for (const c of CASES) {
+      it(c.id, () => {
+        const input = {shape: c.inputShape, values: seededValues(size(c.inputShape), c.seed)};
+        const outputDelta = {shape: c.outputDeltaShape, values: seededValues(size(c.outputDeltaShape), c.seed + 1000)};
+        const expected = referenceFilterGradient(
+            c.op === 'ConvTransposeBackpropFilters', input, outputDelta,
+            {...(c.attrs as Omit<ReferenceAttrs, 'kernel'>), kernel: c.kernel});
+        runCaseEverywhere({...c, input, outputDelta, expected}, options);
+      });
+    }
+
+    for (const c of golden.cases) {
+      it(`golden ${c.id}`, () => {
+        runCaseEverywhere({...c, op: c.op as OpName}, options);
+      });
+    }
+
+    it('splits long reductions (depthwise on a larger image) and still sums exactly', () => {
+      // 3600 elements: fits the 64×64 texture limit of the last environment.
+      const inputShape = [1, 30, 30, 4];
+      const outputDeltaShape = [1, 30, 30, 4];
+      const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
+      const inputValues = seededValues(size(inputShape), 5);
+      const outputDeltaValues = seededValues(size(outputDeltaShape), 6);
+      const geometry = computeGeometry(
+          'ConvolutionBackpropFilters',
+          {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}},
+          attrs);
+      expect(planReduction(geometry).splits).toBeGreaterThan(1);
+      const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+      const input = place(inputValues, inputShape);
+      const outputDelta = place(outputDeltaValues, outputDeltaShape);
+      const before = resourceCounts();
+      const result = convolutionBackpropFilters(input, outputDelta, attrs);
+      expectClose(result.dataSync(), expected, 'depthwise', 10 * environment.tolerance, environment.tolerance);
+      result.dispose();
+      expect(resourceCounts()).toEqual(before);
+      tf.dispose([input, outputDelta]);
+    });
+
+    it('returns a zero gradient for a batch of 0', () => {
+      const input = tf.zeros([0, 4, 4, 2]);
+      const outputDelta = tf.zeros([0, 2, 2, 3]);
+      const result = convTransposeBackpropFilters(outputDelta, input, {strides: [2, 2], filterShape: [2, 2]});
+      expect(result.shape).toEqual([2, 2, 3, 2]);
+      expect(Array.from(result.dataSync())).toEqual(new Array(24).fill(0));
+      tf.dispose([input, outputDelta, result]);
+    });
+  });
+}
