@@ -8,17 +8,17 @@ import {FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program
 import {planReduction} from './reduction_plan';
 
 /**
- * A flat, unpacked view of a tensor for index arithmetic in the shader: unpacked textures are
- * row-major whatever their texture shape, so only packed ones need a conversion (returned as
- * `temporary`, for the caller to dispose).
+ * An unpacked 2-D view [elements / last axis, last axis] of a tensor: the shape tfjs gives an
+ * unpacked texture whenever it fits, which lets the shader read it without integer division
+ * (tfjs falls back to flat indexing by itself when the texture had to be reshaped). Packed
+ * tensors are unpacked first (returned as `temporary`, for the caller to dispose).
  */
-function flatView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
-  const size = tensor.shape.reduce((a, b) => a * b, 1);
-  if (!backend.texData.get(tensor.dataId).isPacked) {
-    return {view: {dataId: tensor.dataId, shape: [size], dtype: tensor.dtype}};
-  }
+function matrixView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
+  const columns = tensor.shape[tensor.shape.length - 1];
+  const shape = [tensor.shape.reduce((a, b) => a * b, 1) / columns, columns];
+  if (!backend.texData.get(tensor.dataId).isPacked) return {view: {dataId: tensor.dataId, shape, dtype: tensor.dtype}};
   const unpacked = backend.unpackTensor(tensor);
-  return {view: {dataId: unpacked.dataId, shape: [size], dtype: tensor.dtype}, temporary: unpacked};
+  return {view: {dataId: unpacked.dataId, shape, dtype: tensor.dtype}, temporary: unpacked};
 }
 
 /**
@@ -36,8 +36,8 @@ function filterGradientKernel(op: OpName): KernelFunc {
     }
     const webgl2 = env().getNumber('WEBGL_VERSION') === 2;
     const plan = planReduction(geometry);
-    const src = flatView(webgl, inputs[geometry.src.name]!);
-    const diffDst = flatView(webgl, inputs[geometry.diffDst.name]!);
+    const src = matrixView(webgl, inputs[geometry.src.name]!);
+    const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!);
     const temporaries = [src.temporary, diffDst.temporary];
     try {
       const partialProgram = new FilterGradientProgram(geometry, plan, webgl2);

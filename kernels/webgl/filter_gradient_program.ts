@@ -40,21 +40,42 @@ function axesAs3d(axes: readonly SpatialAxis[]): SpatialAxis[] {
 }
 
 /**
+ * Each tensor is read as the 2-D view [elements / last axis, last axis], the shape tfjs gives
+ * its texture whenever that fits, so a read is (row, col) → uv with no integer division. An
+ * element's row and column are sums of index × stride over (batch, channel, d, h, w): the last
+ * axis (channels for NXC, w for NCX) steps the column, every other axis the row.
+ */
+function tensorUniforms(
+    name: string, tensor: FilterGradientGeometry['src'], spatialStrides: number[],
+    dataFormat: FilterGradientGeometry['dataFormat']): Array<[string, UniformType, number[]]> {
+  const columns = tensor.shape[tensor.shape.length - 1];
+  const elementStrides = [tensor.batchStride, tensor.channelStride, ...spatialStrides];
+  const lastAxis = dataFormat === 'NXC' ? 1 : 4;
+  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 : stride / columns);
+  const columnStrides = elementStrides.map((_, axis) => axis === lastAxis ? 1 : 0);
+  return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
+}
+
+/**
  * Pass 1 of the webgl filter gradient: output [filterSize, splits], fragment (e, s) holds the
  * sum over split s of the reduction for filter element e (flat, in the requested layout).
- * Inputs are flat views of src and diffDst, read through their element strides, so every
+ * Inputs are 2-D views of src and diffDst (see tensorUniforms), read through strides, so every
  * data and filter layout runs the same code.
  *
- * Cache key (tfjs keys compiled programs on this text plus input texture facts):
- *   - WebGL 2: the order of the filter axes (a permutation of ≤ 5 roles) only. Sizes, strides,
- *     pads, dilations, channel counts, batch and the split are uniforms.
- *   - WebGL 1 (GLSL ES 1.0 loops need constant bounds): also rowsPerSplit and the row length.
+ * Cache key (tfjs keys compiled programs on this text plus the input and output shapes):
+ *   - the text bakes in only the order of the filter axes (a permutation of ≤ 5 roles), and on
+ *     WebGL 1, whose loops need constant bounds, rowsPerSplit and the row length; sizes,
+ *     strides, pads, dilations, channel counts and the split are uniforms;
+ *   - but the shapes are in the key too: shape uniforms (enableShapeUniforms) would make one
+ *     program serve every shape, at the price of a float division by a uniform on every
+ *     texture read, which made the kernel 3× slower on SwiftShader. A new tensor shape (batch
+ *     size included) compiles a new program; repeated calls on one shape compile nothing.
  */
 export class FilterGradientProgram implements GPGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly enableShapeUniforms = true;
+  readonly enableShapeUniforms = false;
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
@@ -70,12 +91,8 @@ export class FilterGradientProgram implements GPGPUProgram {
       ['stride', 'ivec3', each(axis => axis.stride)],
       ['dilation', 'ivec3', each(axis => axis.dilation)],
       ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-      ['srcStride', 'ivec3', each(axis => axis.srcStride)],
-      ['diffDstStride', 'ivec3', each(axis => axis.diffDstStride)],
-      ['tensorStrides', 'ivec4', [
-        geometry.src.batchStride, geometry.src.channelStride, geometry.diffDst.batchStride,
-        geometry.diffDst.channelStride,
-      ]],
+      ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
+      ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
       ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
     this.customUniforms = uniforms.map(
@@ -90,6 +107,10 @@ export class FilterGradientProgram implements GPGPUProgram {
         `for (int pw = first.z; pw < end.z; pw++) {` :
         `for (int j = 0; j < ${plan.rowLength}; j++) {
             if (first.z + j >= end.z) break;`;
+    // (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`.
+    const position = (t: string, part: 'Row' | 'Col', n: string, c: string, p: string) =>
+        `${n} * ${t}${part}Strides[0] + ${c} * ${t}${part}Strides[1] + ${p}.x * ${t}${part}Strides[2] + ` +
+        `${p}.y * ${t}${part}Strides[3] + ${p}.z * ${t}${part}Strides[4]`;
     this.userCode = `
       // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
       // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
@@ -107,17 +128,17 @@ export class FilterGradientProgram implements GPGPUProgram {
         ivec2 coords = getOutputCoords();
         int rest = coords[0];
         ivec3 k = ivec3(0, 0, 0);${decode}
-        int group = diffDstChannel / sizes.y;
-        int srcOffset = (group * sizes.x + srcChannel) * tensorStrides.y;
-        int diffDstOffset = diffDstChannel * tensorStrides.w;
+        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + srcChannel;
         ivec3 shift = k * dilation - padBegin;
         ivec3 first = ivec3(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y),
                             firstInside(shift.z, stride.z));
         ivec3 end = ivec3(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
                           endInside(shift.y, stride.y, srcSize.y, diffDstSize.y),
                           endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));
-        int srcStep = stride.z * srcStride.z;
-        int diffDstStep = diffDstStride.z;
+        int srcRowStep = stride.z * srcRowStrides[4];
+        int srcColStep = stride.z * srcColStrides[4];
+        int diffDstRowStep = diffDstRowStrides[4];
+        int diffDstColStep = diffDstColStrides[4];
 
         float sum = 0.0;
         int rowBegin = coords[1] * sizes.z;
@@ -129,14 +150,18 @@ export class FilterGradientProgram implements GPGPUProgram {
           int n = outer / diffDstSize.x;
           int pd = outer - n * diffDstSize.x;
           if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
-          int srcIndex = n * tensorStrides.x + srcOffset + (pd * stride.x + shift.x) * srcStride.x +
-              (ph * stride.y + shift.y) * srcStride.y + (first.z * stride.z + shift.z) * srcStride.z;
-          int diffDstIndex = n * tensorStrides.z + diffDstOffset + pd * diffDstStride.x + ph * diffDstStride.y +
-              first.z * diffDstStride.z;
+          ivec3 p = ivec3(pd, ph, first.z);
+          ivec3 tap = p * stride + shift;
+          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
+          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
           ${innerLoop}
-            sum += getSrc(srcIndex) * getDiffDst(diffDstIndex);
-            srcIndex += srcStep;
-            diffDstIndex += diffDstStep;
+            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);
+            srcRow += srcRowStep;
+            srcCol += srcColStep;
+            diffDstRow += diffDstRowStep;
+            diffDstCol += diffDstColStep;
           }
         }
         setOutput(sum);
