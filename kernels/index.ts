@@ -7,6 +7,9 @@ import {registerKernel} from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
+import {registerChunkBytesFlag} from './node/chunk_budget';
+import {convolutionBackpropFiltersNodeConfigs} from './node/ConvolutionBackpropFilters';
+import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackpropFilters';
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 
@@ -19,4 +22,12 @@ for (const config of [
   registerKernel(config);
 }
 
+// The composite kernels for tfjs-node's `tensorflow` and for `wasm` (kernels/node), and the tfjs
+// flag that bounds their memory per chunk.
+registerChunkBytesFlag();
+for (const config of [...convolutionBackpropFiltersNodeConfigs, ...convTransposeBackpropFiltersNodeConfigs]) {
+  registerKernel(config);
+}
+
 export * from '../src/index';
+export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';
