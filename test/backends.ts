@@ -1,10 +1,39 @@
 /**
  * The backends the Node suite runs every case on. A backend may skip a case by id, with the
  * reason printed.
+ *
+ * - `cpu`: the cpu kernel (typed-array loops, float64 sums).
+ * - `cpu-composite`: the composite kernel of kernels/node (tfjs ops: slices, concat, batched matMul …)
+ *   on tfjs's own cpu kernels — a second MathBackendCPU registered by test/helpers/setup.ts.
+ * - `wasm`: the same composite kernel as the package registers it for @tensorflow/tfjs-backend-wasm.
+ * - `tensorflow`: the composite kernel on tfjs-node, when @tensorflow/tfjs-node loads (it cannot
+ *   be installed everywhere: its install downloads libtensorflow from outside the npm registry).
  */
 export interface BackendUnderTest {
   name: string;
+  /** Which implementation runs there, for reports. */
+  kernel?: string;
+  /** Case table and golden comparisons, |actual − expected| ≤ atol + rtol·|expected|; 1e-5 each when absent. */
+  tolerance?: {atol: number; rtol: number};
   skips?: Readonly<Record<string, string>>;
 }
 
-export const NODE_BACKENDS: readonly BackendUnderTest[] = [{name: 'cpu'}];
+/** The composite kernel sums in float32 inside matMul (the cpu kernel in float64). */
+const COMPOSITE_TOLERANCE = Object.freeze({atol: 1e-4, rtol: 1e-4});
+
+/** Whether @tensorflow/tfjs-node loads here (it registers the `tensorflow` backend), and if not why. */
+export const TENSORFLOW_BACKEND: {readonly loaded: boolean; readonly reason?: string} = (() => {
+  try {
+    require('@tensorflow/tfjs-node');
+    return {loaded: true};
+  } catch (e) {
+    return {loaded: false, reason: String((e as Error)?.message ?? e).split('\n')[0]};
+  }
+})();
+
+export const NODE_BACKENDS: readonly BackendUnderTest[] = [
+  {name: 'cpu', kernel: 'cpu kernel'},
+  {name: 'cpu-composite', kernel: 'composite kernel on tfjs cpu ops', tolerance: COMPOSITE_TOLERANCE},
+  {name: 'wasm', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE},
+  ...(TENSORFLOW_BACKEND.loaded ? [{name: 'tensorflow', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE}] : []),
+];

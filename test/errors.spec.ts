@@ -1,23 +1,29 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters, convTransposeBackpropFilters, fromSpecAttrs} from '../kernels/index';
+import {NODE_BACKENDS} from './backends';
 
 /**
  * Every invalid call throws an Error naming the op, the attribute or input, what was expected
- * and what was given, before any work; and leaves no tensor behind.
+ * and what was given, before any work; and leaves no tensor behind. On every backend: the
+ * geometry throws them, so the messages are the same whichever kernel runs.
  */
-describe('errors', () => {
+for (const backend of NODE_BACKENDS) describe(`errors on ${backend.name}:`, () => {
   const CONV = 'ConvolutionBackpropFilters: ';
   const DECONV = 'ConvTransposeBackpropFilters: ';
   let x: tf.Tensor;   // [1, 8, 8, 4] NXC
   let dy: tf.Tensor;  // [1, 6, 6, 6]: 3×3 kernel, stride 1, no pads
   const ok = {strides: [1, 1], filterShape: [3, 3]};
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    expect(await tf.setBackend(backend.name)).toBe(true);
     x = tf.zeros([1, 8, 8, 4]);
     dy = tf.zeros([1, 6, 6, 6]);
   });
-  afterAll(() => tf.dispose([x, dy]));
+  afterAll(async () => {
+    tf.dispose([x, dy]);
+    await tf.setBackend('cpu');  // specs that pick no backend run on cpu
+  });
 
   // Each case is [title, setup, message]: setup makes the tensors the call needs (they are not
   // counted) and returns the call itself, which must throw and leave the tensor count alone.

@@ -1,15 +1,23 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-wasm';
 import '../../kernels/index';
+
+import {TENSORFLOW_BACKEND} from '../backends';
+import {registerCpuCompositeBackend} from './composite_backends';
 
 // Silences tfjs's "install tfjs-node" banner, which is noise in test output.
 tf.env().set('IS_TEST', true);
+
+// 'cpu-composite' (see test/backends.ts); 'wasm' gets the composite kernels from the package itself.
+registerCpuCompositeBackend();
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
 });
 
-// One closing line in the plain "N passed, N failed, N skipped" form that CI logs are read for.
+// One closing line in the plain "N passed, N failed, N skipped" form that CI logs are read for,
+// after one line saying so when the tensorflow backend could not be run.
 const counts = {passed: 0, failed: 0, skipped: 0};
 jasmine.getEnv().addReporter({
   specDone(result) {
@@ -18,6 +26,10 @@ jasmine.getEnv().addReporter({
     else counts.skipped++;
   },
   jasmineDone() {
+    if (!TENSORFLOW_BACKEND.loaded) {
+      console.log(`\nnode: tensorflow backend skipped: @tensorflow/tfjs-node does not load here (${
+          TENSORFLOW_BACKEND.reason}); its cases ran on cpu-composite and wasm instead`);
+    }
     console.log(`\nnode: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   },
 });
