@@ -4,7 +4,7 @@ import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {KERNEL_ALIASES, OpName} from '../../src/names';
-import {FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
+import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
 import {planReduction} from './reduction_plan';
 
 /**
@@ -23,8 +23,9 @@ function matrixView(backend: MathBackendWebGL, tensor: TensorInfo): {view: Tenso
 
 /**
  * The webgl kernel of either op: geometry once, pass 1 (partial sums over splits of the
- * reduction), pass 2 (sum of the splits) when there is more than one, and the result — an
- * unpacked, row-major texture — handed out under the filter's shape without a copy.
+ * reduction, per filter element or per 2×2 channel tile), pass 2 (sum of the splits, and for
+ * tiles the filter layout) when needed, and the result — an unpacked, row-major texture —
+ * handed out under the filter's shape without a copy.
  */
 function filterGradientKernel(op: OpName): KernelFunc {
   return ({inputs, backend, attrs}): TensorInfo => {
@@ -44,10 +45,11 @@ function filterGradientKernel(op: OpName): KernelFunc {
       const partial =
           webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());
       let result = partial;
-      if (plan.splits > 1) {
+      if (plan.tiled || plan.splits > 1) {
         temporaries.push(partial);
-        const sumProgram = new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
-        result = webgl.runWebGLProgram(sumProgram, [partial], 'float32', sumProgram.uniforms());
+        const finish = plan.tiled ? new ArrangeTilesProgram(geometry, plan.splits, webgl2) :
+                                    new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
+        result = webgl.runWebGLProgram(finish, [partial], 'float32', finish.uniforms());
       }
       return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
     } finally {

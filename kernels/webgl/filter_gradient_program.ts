@@ -56,16 +56,39 @@ function tensorUniforms(
   return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
 }
 
+type Uniform = [name: string, type: UniformType, values: number[]];
+
+function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; arrayIndex?: number}> {
+  return uniforms.map(([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
+}
+
 /**
- * Pass 1 of the webgl filter gradient: output [filterSize, splits], fragment (e, s) holds the
- * sum over split s of the reduction for filter element e (flat, in the requested layout).
- * Inputs are 2-D views of src and diffDst (see tensorUniforms), read through strides, so every
- * data and filter layout runs the same code.
+ * GLSL that peels a flat filter index `rest` (in the requested layout) into the canonical
+ * indices diffDstChannel, srcChannel and ivec3 k, with the uniform `filterAxisStrides`.
+ */
+function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
+  return filterAxes.map((axis, i) => `
+        ${axis.role.startsWith('k.') ? axis.role : `int ${axis.role}`} = rest / filterAxisStrides[${i}];
+        rest -= ${axis.role} * filterAxisStrides[${i}];`).join('');
+}
+
+/**
+ * Pass 1 of the webgl filter gradient: partial sums of the canonical reduction over splits of
+ * batch × diffDst positions (see ReductionPlan). Inputs are 2-D views of src and diffDst (see
+ * tensorUniforms), read through strides, so every data and filter layout runs the same code.
+ *
+ * Two shapes of work per fragment:
+ *   - tiled (both groups' channel counts ≥ 2): a 2×2 tile of (src channel, diffDst channel)
+ *     written as one packed texel of the output [splits·groups·K, SC, DC] — 4 reads per 4
+ *     multiply-adds instead of 8, since each value read is used twice;
+ *   - scalar (depthwise and other thin groups): one filter element per fragment, output
+ *     [filterSize, splits], the element already in the requested layout.
  *
  * Cache key (tfjs keys compiled programs on this text plus the input and output shapes):
- *   - the text bakes in only the order of the filter axes (a permutation of ≤ 5 roles), and on
- *     WebGL 1, whose loops need constant bounds, rowsPerSplit and the row length; sizes,
- *     strides, pads, dilations, channel counts and the split are uniforms;
+ *   - the text bakes in the mode, for the scalar mode the order of the filter axes (a
+ *     permutation of ≤ 5 roles), and on WebGL 1, whose loops need constant bounds,
+ *     rowsPerSplit and the row length; sizes, strides, pads, dilations, channel counts and the
+ *     split are uniforms;
  *   - but the shapes are in the key too: shape uniforms (enableShapeUniforms) would make one
  *     program serve every shape, at the price of a float division by a uniform on every
  *     texture read, which made the kernel 3× slower on SwiftShader. A new tensor shape (batch
@@ -75,17 +98,21 @@ export class FilterGradientProgram implements GPGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly enableShapeUniforms = false;
+  readonly packedOutput: boolean;
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
   constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
-    this.outputShape = [geometry.filterSize, plan.splits];
-    const filterAxes = filterAxesInLayoutOrder(geometry);
+    const {tiled} = plan;
     const [d, h, w] = axesAs3d(geometry.axes);
     const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
-    const uniforms: Array<[string, UniformType, number[]]> = [
-      ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
+    const srcPerGroup = geometry.src.channelsPerGroup;
+    const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
+    const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
+    const filterAxes = filterAxesInLayoutOrder(geometry);
+    const uniforms: Uniform[] = [
+      tiled ? ['kernelSize', 'ivec3', each(axis => axis.kernelSize)] :
+              ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
       ['srcSize', 'ivec3', each(axis => axis.srcSize)],
       ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
       ['stride', 'ivec3', each(axis => axis.stride)],
@@ -93,16 +120,44 @@ export class FilterGradientProgram implements GPGPUProgram {
       ['padBegin', 'ivec3', each(axis => axis.padBegin)],
       ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
       ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
-      ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
+      ['sizes', 'ivec4', [srcPerGroup, diffDstPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
-    this.customUniforms = uniforms.map(
-        ([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
+    this.customUniforms = declare(uniforms);
     this.uniformValues = uniforms.map(([, , values]) => values);
+    this.packedOutput = tiled;
+    this.outputShape = tiled ? [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
+                               [geometry.filterSize, plan.splits];
 
+    // Which outputs this fragment sums, and over which split.
+    const work = tiled ? `
+        ivec3 coords = getOutputCoords();
+        int groupKernels = ${geometry.groups * kernelVolume};
+        int split = coords.x / groupKernels;
+        int kernelIndex = coords.x - split * groupKernels;
+        int group = kernelIndex / ${kernelVolume};
+        kernelIndex -= group * ${kernelVolume};
+        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
+        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
+        k.y = kernelIndex / kernelSize.z;
+        k.z = kernelIndex - k.y * kernelSize.z;
+        // A ragged last tile repeats the last channel; tfjs drops what falls outside the shape.
+        int srcChannelAll = group * sizes.x + coords.y;
+        int srcNext = coords.y + 1 < sizes.x ? 1 : 0;
+        int diffDstChannel = group * sizes.y + coords.z;
+        int diffDstNext = coords.z + 1 < sizes.y ? 1 : 0;` : `
+        ivec2 coords = getOutputCoords();
+        int split = coords[1];
+        int rest = coords[0];
+        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
+        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + srcChannel;`;
+    const accumulate = tiled ? `
+            float x0 = getSrc(srcRow, srcCol);
+            float x1 = getSrc(srcRow + srcNextRow, srcCol + srcNextCol);
+            float y0 = getDiffDst(diffDstRow, diffDstCol);
+            float y1 = getDiffDst(diffDstRow + diffDstNextRow, diffDstCol + diffDstNextCol);
+            sum += vec4(x0 * y0, x0 * y1, x1 * y0, x1 * y1);` : `
+            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);`;
     const rowsPerSplit = webgl2 ? 'sizes.z' : String(plan.rowsPerSplit);
-    const decode = filterAxes.map((axis, i) => `
-        ${axis.role.startsWith('k.') ? axis.role : `int ${axis.role}`} = rest / filterAxisStrides[${i}];
-        rest -= ${axis.role} * filterAxisStrides[${i}];`).join('');
     const innerLoop = webgl2 ?
         `for (int pw = first.z; pw < end.z; pw++) {` :
         `for (int j = 0; j < ${plan.rowLength}; j++) {
@@ -124,11 +179,7 @@ export class FilterGradientProgram implements GPGPUProgram {
         return end < dstSize ? end : dstSize;
       }
 
-      void main() {
-        ivec2 coords = getOutputCoords();
-        int rest = coords[0];
-        ivec3 k = ivec3(0, 0, 0);${decode}
-        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + srcChannel;
+      void main() {${work}
         ivec3 shift = k * dilation - padBegin;
         ivec3 first = ivec3(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y),
                             firstInside(shift.z, stride.z));
@@ -138,10 +189,14 @@ export class FilterGradientProgram implements GPGPUProgram {
         int srcRowStep = stride.z * srcRowStrides[4];
         int srcColStep = stride.z * srcColStrides[4];
         int diffDstRowStep = diffDstRowStrides[4];
-        int diffDstColStep = diffDstColStrides[4];
+        int diffDstColStep = diffDstColStrides[4];${tiled ? `
+        int srcNextRow = srcNext * srcRowStrides[1];
+        int srcNextCol = srcNext * srcColStrides[1];
+        int diffDstNextRow = diffDstNext * diffDstRowStrides[1];
+        int diffDstNextCol = diffDstNext * diffDstColStrides[1];` : ''}
 
-        float sum = 0.0;
-        int rowBegin = coords[1] * sizes.z;
+        ${tiled ? 'vec4 sum = vec4(0.0);' : 'float sum = 0.0;'}
+        int rowBegin = split * sizes.z;
         for (int i = 0; i < ${rowsPerSplit}; i++) {
           int row = rowBegin + i;
           if (row >= sizes.w) break;
@@ -156,8 +211,7 @@ export class FilterGradientProgram implements GPGPUProgram {
           int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
           int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
           int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
-          ${innerLoop}
-            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);
+          ${innerLoop}${accumulate}
             srcRow += srcRowStep;
             srcCol += srcColStep;
             diffDstRow += diffDstRowStep;
@@ -176,14 +230,13 @@ export class FilterGradientProgram implements GPGPUProgram {
 }
 
 /**
- * Pass 2: adds the splits, [filterSize, splits] → [filterSize]. Cache key: WebGL 2 none (the
- * split count is a uniform); WebGL 1 the split count.
+ * Pass 2 after the scalar pass 1: adds the splits, [filterSize, splits] → [filterSize].
+ * Cache key: the shapes; the text bakes in the split count on WebGL 1 only.
  */
 export class SumSplitsProgram implements GPGPUProgram {
   readonly variableNames = ['partial'];
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly enableShapeUniforms = true;
   readonly customUniforms = [{name: 'splits', type: 'int' as const}];
 
   constructor(filterSize: number, readonly splits: number, webgl2: boolean) {
@@ -202,5 +255,50 @@ export class SumSplitsProgram implements GPGPUProgram {
 
   uniforms(): number[][] {
     return [[this.splits]];
+  }
+}
+
+/**
+ * Pass 2 after the tiled pass 1: adds the splits of [splits·groups·K, SC, DC] and writes each
+ * filter element where the requested layout puts it, [filterSize].
+ * Cache key: the order of the filter axes and the shapes; on WebGL 1 also the split count.
+ */
+export class ArrangeTilesProgram implements GPGPUProgram {
+  readonly variableNames = ['partial'];
+  readonly outputShape: number[];
+  readonly userCode: string;
+  readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
+  private readonly uniformValues: number[][];
+
+  constructor(geometry: FilterGradientGeometry, splits: number, webgl2: boolean) {
+    const [d, h, w] = axesAs3d(geometry.axes);
+    const filterAxes = filterAxesInLayoutOrder(geometry);
+    const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
+    const uniforms: Uniform[] = [
+      ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
+      ['kernelSize', 'ivec3', [d.kernelSize, h.kernelSize, w.kernelSize]],
+      ['splitsAndGroupKernels', 'ivec3', [splits, geometry.groups * kernelVolume, geometry.diffDst.channelsPerGroup]],
+    ];
+    this.customUniforms = declare(uniforms);
+    this.uniformValues = uniforms.map(([, , values]) => values);
+    this.outputShape = [geometry.filterSize];
+    this.userCode = `
+      void main() {
+        int rest = getOutputCoords();
+        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
+        int group = diffDstChannel / splitsAndGroupKernels.z;
+        int tileRow = group * ${kernelVolume} + (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
+        int diffDstInGroup = diffDstChannel - group * splitsAndGroupKernels.z;
+        float sum = 0.0;
+        for (int s = 0; s < ${webgl2 ? 'splitsAndGroupKernels.x' : splits}; s++) {
+          sum += getPartial(s * splitsAndGroupKernels.y + tileRow, srcChannel, diffDstInGroup);
+        }
+        setOutput(sum);
+      }
+    `;
+  }
+
+  uniforms(): number[][] {
+    return this.uniformValues;
   }
 }

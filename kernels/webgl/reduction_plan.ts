@@ -12,6 +12,11 @@ import type {FilterGradientGeometry} from '../../src/geometry';
  * reductions in a second pass.
  */
 export interface ReductionPlan {
+  /**
+   * Whether a fragment sums a 2×2 tile of (src channel, diffDst channel) rather than one filter
+   * element: when each group has at least two of both, so no tile is mostly padding.
+   */
+  readonly tiled: boolean;
   /** Rows of the reduction: batch × diffDst spatial sizes except the innermost. */
   readonly rows: number;
   /** Positions per row (the innermost diffDst spatial size). */
@@ -28,9 +33,11 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
-  const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / rowLength);
-  const wanted = Math.ceil(TARGET_FRAGMENTS / geometry.filterSize);
+  const tiled = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2;
+  const outputsPerFragment = tiled ? 4 : 1;
+  const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
+  const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS));
   const rowsPerSplit = Math.ceil(rows / splits);
-  return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
+  return {tiled, rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }
