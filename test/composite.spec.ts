@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, FilterGradientGeometry} from '../kernels/index';
 import {DEFAULT_CHUNK_BYTES} from '../kernels/node/chunk_budget';
 import {estimateChunkBytes, planChunks} from '../kernels/node/chunk_plan';
+import {sliceMerged, transposeMerged} from '../kernels/node/filter_gradient_composite';
 import {NODE_BACKENDS} from './backends';
 import {CASES, FilterGradientCase, fullFilterShape} from './cases';
 import {expectClose, seededTensor, seededValues} from './helpers/util';
@@ -129,6 +130,39 @@ describe('composite kernel chunk plan', () => {
   });
 });
 
+describe('composite kernel helpers', () => {
+  it('transposeMerged equals tf.transpose (unit axes dropped, adjacent axes merged)', () => {
+    const cases: Array<[number[], number[]]> = [
+      [[2, 3, 4], [2, 0, 1]], [[2, 1, 3, 4], [3, 1, 0, 2]], [[1, 5, 1, 2], [2, 0, 3, 1]], [[2, 3, 4, 5, 2], [3, 1, 0, 2, 4]],
+      [[3, 2, 2, 3, 2, 4], [3, 5, 1, 0, 2, 4]], [[4, 1, 3], [1, 0, 2]], [[2, 3], [0, 1]],
+    ];
+    for (const [shape, perm] of cases) {
+      tf.tidy(() => {
+        const x = seededTensor(shape, 3);
+        const ours = transposeMerged(x, perm);
+        expect(ours.shape).toEqual(tf.transpose(x, perm).shape);
+        expect(Array.from(ours.dataSync())).withContext(`[${shape}] by [${perm}]`).toEqual(Array.from(tf.transpose(x, perm).dataSync()));
+      });
+    }
+  });
+
+  it('sliceMerged equals tf.slice (whole axes and single indices merged)', () => {
+    const cases: Array<[number[], number[], number[]]> = [
+      [[1, 4, 5, 3, 3], [0, 0, 1, 0, 0], [1, 4, 3, 3, 3]], [[2, 3, 4], [1, 0, 0], [1, 3, 4]], [[2, 3, 4], [1, 1, 0], [1, 2, 4]],
+      [[3, 4, 5, 6], [0, 1, 2, 1], [3, 2, 3, 4]], [[2, 2, 3, 2, 2], [1, 0, 1, 0, 0], [1, 2, 2, 2, 2]], [[5], [1], [3]],
+    ];
+    for (const [shape, begin, size] of cases) {
+      tf.tidy(() => {
+        const x = seededTensor(shape, 4);
+        const ours = sliceMerged(x, begin, size);
+        expect(ours.shape).toEqual(size);
+        expect(Array.from(ours.dataSync())).withContext(`[${shape}] from [${begin}] size [${size}]`)
+            .toEqual(Array.from(tf.slice(x, begin, size).dataSync()));
+      });
+    }
+  });
+});
+
 describe('composite kernel budget flag', () => {
   it(`is registered by the package with a default of 64 MiB`, () => {
     expect(tf.env().getNumber(CONV_BACKPROP_FILTERS_CHUNK_BYTES)).toBe(64 * 2 ** 20);
@@ -157,8 +191,10 @@ for (const backend of COMPOSITE_BACKENDS) {
           splitBoth++;
         }
         expect(planChunks(geometry, Infinity).chunks.length).toBe(geometry.batch === 0 ? 0 : 1);
+        const reference = expected(c).values;
+        expectClose(oneChunk, reference, `${c.id}: one chunk vs reference`, 1e-4, 1e-4);
         expectClose(tiny, oneChunk, `${c.id}: 1-byte budget vs one chunk`, 1e-5, 1e-5);
-        expectClose(tiny, expected(c).values, `${c.id}: 1-byte budget vs reference`, 1e-4, 1e-4);
+        expectClose(tiny, reference, `${c.id}: 1-byte budget vs reference`, 1e-4, 1e-4);
       }
       expect(splitBoth).toBeGreaterThan(CASES.length / 2);
     });

@@ -161,7 +161,7 @@ function chunkProduct(
     const shape = [...x.shape];
     shape[spatialAxis(a)] = f.length;
     step(tf.reshape(
-        tf.slice(tf.reshape(x, [outer, f.length, f.stride, inner]), [0, 0, f.phaseBegin, 0], [outer, f.length, 1, inner]),
+        sliceMerged(tf.reshape(x, [outer, f.length, f.stride, inner]), [0, 0, f.phaseBegin, 0], [outer, f.length, 1, inner]),
         shape));
     strided[a] = false;
     spatial[a] = f.length;
@@ -180,7 +180,7 @@ function chunkProduct(
     step(transposeMerged(tf.reshape(x, [phases, outer, f.length, f.stride, inner]), [0, 3, 1, 2, 4]));
     if (f.phaseCount < f.stride) {
       const rest = outer * f.length * inner;
-      step(tf.slice(tf.reshape(x, [phases, f.stride, rest]), [0, f.phaseBegin, 0], [phases, f.phaseCount, rest]));
+      step(sliceMerged(tf.reshape(x, [phases, f.stride, rest]), [0, f.phaseBegin, 0], [phases, f.phaseCount, rest]));
     }
     phases *= f.phaseCount;
     spatial[a] = f.length;
@@ -191,7 +191,7 @@ function chunkProduct(
   const windowShape = [groups, geometry.src.channelsPerGroup, samples * positions];
   const slices = frame.taps.map(
       tap => tf.reshape(
-          tf.slice(x, [tap.phase * rows, ...tap.offsets], [rows, ...frame.axes.map(f => f.positions)]), windowShape));
+          sliceMerged(x, [tap.phase * rows, ...tap.offsets], [rows, ...frame.axes.map(f => f.positions)]), windowShape));
   x.dispose();
   const windows = slices.length === 1 ? slices[0] : tf.concat(slices, 1);
   tf.dispose(slices.filter(slice => slice !== windows));
@@ -227,7 +227,28 @@ function sliceAxes(x: tf.Tensor, ranges: ReadonlyArray<readonly [number, number,
     begin[axis] = b;
     size[axis] = s;
   }
-  return tf.slice(x, begin, size);
+  return sliceMerged(x, begin, size);
+}
+
+/**
+ * tf.slice on a lower-rank view: an axis taken whole merges into the axis before it, and so
+ * does any axis after one of which a single index is taken. The slice's runs get longer and
+ * its rank lower (wasm slices rank ≤ 4 by runs, higher ranks element by element).
+ */
+export function sliceMerged(x: tf.Tensor, begin: readonly number[], size: readonly number[]): tf.Tensor {
+  const merged: Array<{dim: number; begin: number; size: number}> = [];
+  x.shape.forEach((dim, axis) => {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && begin[axis] === 0 && size[axis] === dim) {
+      merged[merged.length - 1] = {dim: last.dim * dim, begin: last.begin * dim, size: last.size * dim};
+    } else if (last !== undefined && last.size === 1) {
+      merged[merged.length - 1] = {dim: last.dim * dim, begin: last.begin * dim + begin[axis], size: size[axis]};
+    } else {
+      merged.push({dim, begin: begin[axis], size: size[axis]});
+    }
+  });
+  const view = tf.reshape(x, merged.map(m => m.dim));
+  return tf.reshape(tf.slice(view, merged.map(m => m.begin), merged.map(m => m.size)), [...size]);
 }
 
 /**
