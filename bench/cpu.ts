@@ -1,7 +1,9 @@
 /**
  * `npm run bench` — filter-gradient throughput of the cpu kernels on real workloads (benchdnn
  * shape lists, see workloads.ts), next to tfjs's own Conv2DBackpropFilter on a shape small
- * enough for it.
+ * enough for it; then the composite kernel of kernels/node (the one registered for tfjs-node's
+ * `tensorflow` and for `wasm`) on the same workloads and data, on wasm and on tfjs's own cpu
+ * ops ('cpu-composite'), its results checked against the cpu kernel's.
  *
  *   npx tsx bench/cpu.ts [--runs N]
  *
@@ -9,13 +11,18 @@
  * min and max wall time of a call (including reading the result back) and the median GFLOP/s
  * (2·N·O·(C/G)·K·out-spatial per gradient, from computeGeometry). Batches are scaled down from
  * the files' (mb50, mb256 …) to what a JavaScript run can do; the table states the batch used.
+ * The composite on tfjs's cpu ops is slow (its slices and transposes go element by element):
+ * it gets one timed run after the warm-up whatever --runs says.
  */
 import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-backend-wasm';
 
 import * as tf from '@tensorflow/tfjs-core';
 import * as os from 'os';
 
-import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {computeGeometry, CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {planChunks} from '../kernels/node/chunk_plan';
+import {CPU_COMPOSITE, registerCpuCompositeBackend} from '../test/helpers/composite_backends';
 
 import {describeProblem, findProblem, listWorkloadFiles, loadWorkloadFile, parseDescriptor, Problem, toOpArguments, workloadsDir} from './workloads';
 
@@ -66,9 +73,14 @@ function summarize(times: readonly number[]): Timing {
   return {median, min: sorted[0], max: sorted[sorted.length - 1]};
 }
 
-/** Warm-up once, then `runs` timed calls; each call's result is read back and disposed. */
-function time(runs: number, call: () => tf.Tensor): Timing {
-  tf.dispose(readBack(call()));
+/**
+ * Warm-up once, then `runs` timed calls; each call's result is read back and disposed. The
+ * warm-up's result is handed to `warmUp` first, if given.
+ */
+function time(runs: number, call: () => tf.Tensor, warmUp?: (result: tf.Tensor) => void): Timing {
+  const first = readBack(call());
+  warmUp?.(first);
+  first.dispose();
   const times: number[] = [];
   for (let r = 0; r < runs; r++) {
     const start = performance.now();
@@ -97,6 +109,18 @@ function setUp(problem: Problem, batch: number, seed: number) {
   return {args, input, outputDelta, geometry, call, dispose: () => tf.dispose([input, outputDelta])};
 }
 
+/** max |a − b| / max |b|: the worst difference on the scale of the result. */
+function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return Infinity;
+  let worst = 0;
+  let scale = 0;
+  for (let i = 0; i < b.length; i++) {
+    worst = Math.max(worst, Math.abs(a[i] - b[i]));
+    scale = Math.max(scale, Math.abs(b[i]));
+  }
+  return worst / Math.max(scale, Number.MIN_VALUE);
+}
+
 const ms = (v: number) => v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 const gflops = (flops: number, milliseconds: number) => flops / milliseconds / 1e6;
 
@@ -119,7 +143,7 @@ async function main() {
   };
 
   const cpus = os.cpus();
-  console.log('# cpu filter-gradient benchmark\n');
+  console.log('# filter-gradient benchmark: cpu kernel, and the composite (tensorflow/wasm) kernel\n');
   console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${
       os.platform()} ${os.arch()}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}`);
 
@@ -141,12 +165,15 @@ async function main() {
   console.log(`timing: 1 warm-up + ${runs} timed run(s) per workload, NXC input, XIO filter, float32\n`);
 
   const rows: string[][] = [];
+  const cpuKernel: Array<{values: Float32Array; gflops: number}> = [];
   PICKS.forEach((pick, index) => {
     const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
     const bench = setUp(problem, pick.batch, 1000 + 10 * index);
     try {
-      const t = time(runs, bench.call);
+      let values: Float32Array = new Float32Array(0);
+      const t = time(runs, bench.call, result => values = result.dataSync() as Float32Array);
       const flops = bench.geometry.flops;
+      cpuKernel.push({values, gflops: gflops(flops, t.median)});
       rows.push([
         `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,
         `${problem.source}:${problem.line}`,
@@ -204,6 +231,52 @@ async function main() {
     bench.dispose();
   }
   checkLeaks('comparison');
+
+  // The composite kernel (kernels/node) on the same workloads and data: on wasm, as the package
+  // registers it there (tfjs-node's `tensorflow` runs the same function), and on tfjs's cpu ops.
+  registerCpuCompositeBackend();
+  const budget = tf.env().getNumber(CONV_BACKPROP_FILTERS_CHUNK_BYTES);
+  const compositeRows = PICKS.map(pick => {
+    const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
+    return [`${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`];
+  });
+  for (const [backendName, backendRuns] of [['wasm', runs], [CPU_COMPOSITE, 1]] as const) {
+    await tf.setBackend(backendName);
+    PICKS.forEach((pick, index) => {
+      const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
+      const bench = setUp(problem, pick.batch, 1000 + 10 * index);
+      try {
+        let difference = NaN;
+        const t = time(backendRuns, bench.call, result => difference = relativeDifference(result.dataSync(), cpuKernel[index].values));
+        if (!(difference <= 1e-4)) {
+          throw new Error(`${problem.name} on ${backendName}: the composite and the cpu kernel differ (${difference})`);
+        }
+        const rate = gflops(bench.geometry.flops, t.median);
+        const row = compositeRows[index];
+        if (backendName === 'wasm') {
+          row.push(
+              `${planChunks(bench.geometry, budget).chunks.length}`, cpuKernel[index].gflops.toFixed(2), ms(t.median),
+              `${ms(t.min)}–${ms(t.max)}`, rate.toFixed(2), `${(rate / cpuKernel[index].gflops).toFixed(1)}×`);
+        } else {
+          row.push(ms(t.median), rate.toFixed(2));
+        }
+        row.push(difference.toExponential(1));
+        process.stderr.write(`  done ${problem.name} on ${backendName}: ${ms(t.median)} ms\n`);
+      } finally {
+        bench.dispose();
+      }
+      checkLeaks(`${problem.name} on ${backendName}`);
+    });
+  }
+  await tf.setBackend('cpu');
+  console.log(`\n## composite kernel (kernels/node: the tensorflow and wasm kernel) on wasm and on tfjs cpu ops\n`);
+  console.log(`Same workloads and data as above; chunk budget ${(budget / 2 ** 20).toFixed(0)} MiB (${
+      CONV_BACKPROP_FILTERS_CHUNK_BYTES}); wasm: 1 warm-up + ${runs} run(s); cpu-composite: 1 warm-up + 1 run. ` +
+      `"diff" is max |composite − cpu kernel| / max |cpu kernel|.\n`);
+  console.log(markdownTable(
+      ['workload', 'chunks', 'cpu kernel GFLOP/s', 'wasm median ms', 'wasm min–max ms', 'wasm GFLOP/s', 'wasm ÷ cpu kernel',
+       'wasm diff', 'cpu-composite ms', 'cpu-composite GFLOP/s', 'cpu-composite diff'],
+      compositeRows, [false, true, true, true, true, true, true, true, true, true, true]));
 
   console.log(`\ntensors: ${tf.memory().numTensors} live at the end (${tensorsAtStart} at the start); total ${
       ((performance.now() - wallStart) / 1000).toFixed(1)} s`);
