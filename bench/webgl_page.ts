@@ -5,7 +5,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgl';
 
-import {computeGeometry, convolutionBackpropFilters} from '../kernels/index';
+import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs} from '../kernels/index';
 import type {WebglWorkload} from './webgl';
 
 declare const __karma__: {config: {args: string[]}};
@@ -34,7 +34,7 @@ async function time(f: () => tf.Tensor, runs: number): Promise<{timing: Timing; 
 
 /** tfjs's own kernel for the same gradient; explicit pads where it takes them. */
 function builtIn(w: WebglWorkload, x: tf.Tensor, dy: tf.Tensor, filterShape: number[]): tf.Tensor {
-  const {strides, padsBegin = [], padsEnd = [], dilations} = w.args.attrs;
+  const {strides, padsBegin = [], padsEnd = [], dilations = strides.map(() => 1)} = w.args.attrs;
   const pairs = padsBegin.map((b, i) => [b, padsEnd[i]]);
   if (w.builtIn === 'Conv3DBackpropFilterV2') {
     // It takes only 'valid' or 'same'; the workloads picked for it are one or the other.
@@ -42,7 +42,7 @@ function builtIn(w: WebglWorkload, x: tf.Tensor, dy: tf.Tensor, filterShape: num
     return tf.engine().runKernel(w.builtIn, {x, dy}, {strides, pad, filterShape}) as tf.Tensor;
   }
   const pad = [[0, 0], ...pairs, [0, 0]];
-  const common = {strides, pad, dimRoundingMode: undefined};
+  const common = {strides, pad};
   if (w.builtIn === 'DepthwiseConv2dNativeBackpropFilter') {
     // tfjs's depthwise filter is (K…, C, multiplier); ours for groups = C is (K…, 1, C): same order.
     const depthwiseShape = [...filterShape.slice(0, -2), x.shape[x.shape.length - 1], 1];
@@ -72,9 +72,10 @@ describe('webgl benchmark', () => {
     for (const w of workloads) {
       const x = tf.randomUniform(w.args.inputShape, -1, 1, 'float32', 1);
       const dy = tf.randomUniform(w.args.outputDeltaShape, -1, 1, 'float32', 2);
-      const geometry = computeGeometry('ConvolutionBackpropFilters', {input: x, outputDelta: dy}, w.args.attrs);
+      const attrs = w.args.attrs as ConvolutionBackpropFiltersAttrs;  // every workload here is a convolution
+      const geometry = computeGeometry('ConvolutionBackpropFilters', {input: x, outputDelta: dy}, attrs);
       const programsBefore = compiledPrograms();
-      const ours = await time(() => convolutionBackpropFilters(x, dy, w.args.attrs), runs);
+      const ours = await time(() => convolutionBackpropFilters(x, dy, attrs), runs);
       const ourPrograms = compiledPrograms() - programsBefore;
       const theirs = await time(() => builtIn(w, x, dy, [...geometry.filterShape]), runs);
       let diff = 0;

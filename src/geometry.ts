@@ -1,6 +1,6 @@
 import type {DataType} from '@tensorflow/tfjs-core';
 
-import {DataFormat, parseAttributes, ParsedAttributes, readFilterShape, TransposedFilterFormat} from './attributes';
+import {DataFormat, FilterGradientAttrs, parseAttributes, ParsedAttributes, readFilterShape, TransposedFilterFormat} from './attributes';
 import {opError} from './errors';
 import {ConvTransposeBackpropFilters, OpName} from './names';
 
@@ -79,7 +79,8 @@ const MAX_ELEMENTS = 2 ** 31 - 1;
 
 /** Validates everything against DESIGN.md §2–3 and returns the frozen canonical problem. */
 export function computeGeometry(
-    op: OpName, inputs: GeometryInputs, attrs: Record<string, unknown> | undefined): FilterGradientGeometry {
+    op: OpName, inputs: GeometryInputs,
+    attrs: FilterGradientAttrs | Readonly<Record<string, unknown>> | undefined): FilterGradientGeometry {
   const input = checkTensor(op, 'input', inputs.input);
   const outputDelta = checkTensor(op, 'outputDelta', inputs.outputDelta);
   if (input.shape.length !== outputDelta.shape.length) {
