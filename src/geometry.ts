@@ -62,6 +62,18 @@ export interface SpatialAxis {
   readonly filterStride: number;
 }
 
+/**
+ * The spatial axes as three, outermost first, with unit axes in front for 1-D and 2-D
+ * problems: kernels that run one fixed 3-D loop nest (cpu loops, webgl shaders) read these.
+ */
+export function spatialAxesAs3d(axes: readonly SpatialAxis[]): SpatialAxis[] {
+  const unit: SpatialAxis = {
+    srcSize: 1, diffDstSize: 1, kernelSize: 1, stride: 1, dilation: 1, padBegin: 0, padEnd: 0,
+    srcStride: 0, diffDstStride: 0, filterStride: 0,
+  };
+  return [...new Array<SpatialAxis>(3 - axes.length).fill(unit), ...axes];
+}
+
 /** What a kernel knows about its tensors before reading any data. */
 export interface TensorDescription {
   readonly shape: readonly number[];

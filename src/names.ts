@@ -1,3 +1,5 @@
+import type {KernelConfig, KernelFunc} from '@tensorflow/tfjs-core';
+
 /** Kernel names of the oneDNN Graph specification, as registered with tfjs. */
 export const ConvolutionBackpropFilters = 'ConvolutionBackpropFilters';
 export const ConvTransposeBackpropFilters = 'ConvTransposeBackpropFilters';
@@ -15,3 +17,8 @@ export const KERNEL_ALIASES: Readonly<Record<OpName, readonly string[]>> = Objec
   [ConvolutionBackpropFilters]: Object.freeze([ConvolutionBackpropFilters, ConvolutionBackwardWeights]),
   [ConvTransposeBackpropFilters]: Object.freeze([ConvTransposeBackpropFilters, ConvTransposeBackwardWeights]),
 });
+
+/** A kernel registered under each name of `op` (see KERNEL_ALIASES) for `backendName`. */
+export function kernelConfigsFor(op: OpName, backendName: string, kernelFunc: KernelFunc): KernelConfig[] {
+  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName, kernelFunc}));
+}

@@ -4,17 +4,10 @@
  * filter shape (spatial or full, as attribute or as the int32 input).
  */
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from '../src/names';
-import {referenceOutputDeltaShape} from './reference';
+import {ReferenceAttrs, referenceOutputDeltaShape} from './reference';
 
-export interface ProblemAttrs {
-  strides: number[];
-  padsBegin?: number[];
-  padsEnd?: number[];
-  dilations?: number[];
-  autoPad?: string;
-  groups?: number;
-  outputPadding?: number[];
-}
+/** A problem's attributes: the layouts and the filter shape vary per case. */
+export type ProblemAttrs = Omit<ReferenceAttrs, 'dataFormat' | 'filterFormat' | 'kernel'>;
 
 interface Problem {
   id: string;

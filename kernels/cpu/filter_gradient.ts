@@ -1,4 +1,4 @@
-import type {FilterGradientGeometry, SpatialAxis} from '../../src/geometry';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 
 /**
  * The one canonical filter-gradient loop nest of the cpu kernels (see FilterGradientGeometry):
@@ -16,7 +16,8 @@ export function computeFilterGradient(
     geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array): Float32Array {
   const result = new Float32Array(geometry.filterSize);
   if (geometry.batch === 0) return result;
-  const [depth, height, width] = promoteTo3d(geometry.axes);
+  // 1-D and 2-D problems run as 3-D ones with leading unit axes: one loop nest.
+  const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const depthRanges = kernelRanges(depth);
   const heightRanges = kernelRanges(height);
   const widthRanges = kernelRanges(width);
@@ -66,15 +67,6 @@ export function computeFilterGradient(
 }
 
 const TILE = 4;
-
-/** 1-D and 2-D problems run as 3-D ones with leading unit axes, so there is one loop nest. */
-function promoteTo3d(axes: readonly SpatialAxis[]): SpatialAxis[] {
-  const unit: SpatialAxis = {
-    srcSize: 1, diffDstSize: 1, kernelSize: 1, stride: 1, dilation: 1, padBegin: 0, padEnd: 0,
-    srcStride: 0, diffDstStride: 0, filterStride: 0,
-  };
-  return [...new Array<SpatialAxis>(3 - axes.length).fill(unit), ...axes];
-}
 
 interface KernelRange {
   /** How many diffDst positions p along the axis read src inside [0, srcSize) at this offset. */

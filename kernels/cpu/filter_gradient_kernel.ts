@@ -1,7 +1,7 @@
 import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
-import {KERNEL_ALIASES, OpName} from '../../src/names';
+import {kernelConfigsFor, OpName} from '../../src/names';
 import {computeFilterGradient} from './filter_gradient';
 
 /**
@@ -22,6 +22,5 @@ function filterGradientKernel(op: OpName): KernelFunc {
 
 /** Kernel configs of `op` under each of its names for the cpu backend. */
 export function cpuKernelConfigs(op: OpName): KernelConfig[] {
-  const kernelFunc = filterGradientKernel(op);
-  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName: 'cpu', kernelFunc}));
+  return kernelConfigsFor(op, 'cpu', filterGradientKernel(op));
 }

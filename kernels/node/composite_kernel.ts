@@ -1,7 +1,7 @@
 import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
-import {KERNEL_ALIASES, OpName} from '../../src/names';
+import {kernelConfigsFor, OpName} from '../../src/names';
 import {chunkBudgetBytes} from './chunk_budget';
 import {compositeFilterGradient} from './filter_gradient_composite';
 
@@ -25,8 +25,7 @@ function compositeKernel(op: OpName): KernelFunc {
 
 /** Kernel configs of `op` under each of its names for `backendName`. */
 export function compositeKernelConfigs(op: OpName, backendName: string): KernelConfig[] {
-  const kernelFunc = compositeKernel(op);
-  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName, kernelFunc}));
+  return kernelConfigsFor(op, backendName, compositeKernel(op));
 }
 
 /**

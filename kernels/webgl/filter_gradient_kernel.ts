@@ -3,7 +3,7 @@ import {env} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
-import {KERNEL_ALIASES, OpName} from '../../src/names';
+import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
 import {planReduction} from './reduction_plan';
 
@@ -62,6 +62,5 @@ function filterGradientKernel(op: OpName): KernelFunc {
 
 /** Kernel configs of `op` under each of its names for the webgl backend. */
 export function webglKernelConfigs(op: OpName): KernelConfig[] {
-  const kernelFunc = filterGradientKernel(op);
-  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName: 'webgl', kernelFunc}));
+  return kernelConfigsFor(op, 'webgl', filterGradientKernel(op));
 }

@@ -1,6 +1,6 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
-import type {FilterGradientGeometry, SpatialAxis} from '../../src/geometry';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 import type {ReductionPlan} from './reduction_plan';
 
 type UniformType = 'int' | 'ivec3' | 'ivec4';
@@ -28,15 +28,6 @@ function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): FilterAxis[]
     ...axes.map((axis, i) => ({role: spatialComponents[i], stride: axis.filterStride, size: axis.kernelSize})),
   ];
   return all.sort((a, b) => b.stride - a.stride || Number(a.size === 1) - Number(b.size === 1));
-}
-
-/** Spatial axes as three, outermost first, with unit axes in front for 1-D and 2-D problems. */
-function axesAs3d(axes: readonly SpatialAxis[]): SpatialAxis[] {
-  const unit: SpatialAxis = {
-    srcSize: 1, diffDstSize: 1, kernelSize: 1, stride: 1, dilation: 1, padBegin: 0, padEnd: 0,
-    srcStride: 0, diffDstStride: 0, filterStride: 0,
-  };
-  return [...new Array<SpatialAxis>(3 - axes.length).fill(unit), ...axes];
 }
 
 /**
@@ -104,7 +95,7 @@ export class FilterGradientProgram implements GPGPUProgram {
 
   constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
     const {tiled} = plan;
-    const [d, h, w] = axesAs3d(geometry.axes);
+    const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
     const srcPerGroup = geometry.src.channelsPerGroup;
     const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
@@ -271,7 +262,7 @@ export class ArrangeTilesProgram implements GPGPUProgram {
   private readonly uniformValues: number[][];
 
   constructor(geometry: FilterGradientGeometry, splits: number, webgl2: boolean) {
-    const [d, h, w] = axesAs3d(geometry.axes);
+    const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
     const uniforms: Uniform[] = [

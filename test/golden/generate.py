@@ -91,6 +91,13 @@ GRAD_WEIGHT = {1: getattr(torch.nn.grad, 'conv1d_weight', None),
                3: getattr(torch.nn.grad, 'conv3d_weight', None)}
 
 
+def at(t, idx):
+    """t[idx[0]][idx[1]]... of nested lists."""
+    for i in idx:
+        t = t[i]
+    return t
+
+
 def naive_conv_dw(x, dy, k, s, d, pb, G):
     """DESIGN.md §2 ConvolutionBackpropFilters, literally; x, dy NCX; result (O, C/G, K...)."""
     N, C = x.shape[0], x.shape[1]
@@ -98,11 +105,6 @@ def naive_conv_dw(x, dy, k, s, d, pb, G):
     in_sp, out_sp = list(x.shape[2:]), list(dy.shape[2:])
     xs, dys = x.tolist(), dy.tolist()
     cg, og = C // G, O // G
-
-    def at(t, idx):
-        for i in idx:
-            t = t[i]
-        return t
 
     dw = torch.zeros([O, cg] + list(k), dtype=torch.float64)
     for g, o, c in itertools.product(range(G), range(og), range(cg)):
@@ -124,11 +126,6 @@ def naive_convt_dw(x, dy, k, s, d, pb, G):
     in_sp, out_sp = list(x.shape[2:]), list(dy.shape[2:])
     xs, dys = x.tolist(), dy.tolist()
     cg, og = C // G, O // G
-
-    def at(t, idx):
-        for i in idx:
-            t = t[i]
-        return t
 
     dw = torch.zeros([og, C] + list(k), dtype=torch.float64)
     for g, o, c in itertools.product(range(G), range(og), range(cg)):
