@@ -84,6 +84,22 @@ const PROBLEMS: Problem[] = [
     id: 'conv2d_groups2_ragged', input: [2, 5, 5, 10], outputDeltaChannels: 6, kernel: [2, 2],
     attrs: {strides: [1, 2], groups: 2},
   },
+  {
+    id: 'conv2d_depthwise_wide_kernel_stride2', input: [2, 7, 16, 2], outputDeltaChannels: 2, kernel: [2, 6],
+    attrs: {strides: [1, 2], padsBegin: [0, 2], padsEnd: [1, 3], groups: 2},
+  },
+  {
+    id: 'conv1d_depthwise_dilated', input: [2, 20, 3], outputDeltaChannels: 3, kernel: [5],
+    attrs: {strides: [1], dilations: [2], padsBegin: [3], padsEnd: [2], groups: 3},
+  },
+  {
+    id: 'conv1d_channel_multiplier_stride3', input: [2, 25, 2], outputDeltaChannels: 4, kernel: [4],
+    attrs: {strides: [3], padsBegin: [1], padsEnd: [2], groups: 2},
+  },
+  {
+    id: 'conv2d_depthwise_kernel_column', input: [2, 6, 5, 3], outputDeltaChannels: 3, kernel: [3, 1],
+    attrs: {strides: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0], groups: 3},
+  },
   {id: 'conv3d_basic', input: [2, 4, 5, 3, 2], outputDeltaChannels: 3, kernel: [2, 3, 2], attrs: {strides: [1, 1, 1]}},
   {
     id: 'conv3d_everything', input: [2, 5, 6, 5, 4], outputDeltaChannels: 2, kernel: [3, 2, 3],

@@ -23,7 +23,7 @@ function matrixView(backend: MathBackendWebGL, tensor: TensorInfo): {view: Tenso
 
 /**
  * The webgl kernel of either op: geometry once, pass 1 (partial sums over splits of the
- * reduction, per filter element or per 2×2 channel tile), pass 2 (sum of the splits, and for
+ * reduction, per 2×2 channel tile, 4 kernel taps or filter element), pass 2 (sum of the splits, and for
  * tiles the filter layout) when needed, and the result — an unpacked, row-major texture —
  * handed out under the filter's shape without a copy.
  */
@@ -45,10 +45,10 @@ function filterGradientKernel(op: OpName): KernelFunc {
       const partial =
           webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());
       let result = partial;
-      if (plan.tiled || plan.splits > 1) {
+      if (plan.mode !== 'single' || plan.splits > 1) {
         temporaries.push(partial);
-        const finish = plan.tiled ? new ArrangeTilesProgram(geometry, plan.splits, webgl2) :
-                                    new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
+        const finish = plan.mode !== 'single' ? new ArrangeTilesProgram(geometry, plan, webgl2) :
+                                                new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
         result = webgl.runWebGLProgram(finish, [partial], 'float32', finish.uniforms());
       }
       return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};

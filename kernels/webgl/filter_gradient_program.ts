@@ -68,18 +68,22 @@ function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
  * batch × diffDst positions (see ReductionPlan). Inputs are 2-D views of src and diffDst (see
  * tensorUniforms), read through strides, so every data and filter layout runs the same code.
  *
- * Two shapes of work per fragment:
- *   - tiled (both groups' channel counts ≥ 2): a 2×2 tile of (src channel, diffDst channel)
- *     written as one packed texel of the output [splits·groups·K, SC, DC] — 4 reads per 4
- *     multiply-adds instead of 8, since each value read is used twice;
- *   - scalar (depthwise and other thin groups): one filter element per fragment, output
- *     [filterSize, splits], the element already in the requested layout.
+ * A fragment sums (plan.mode):
+ *   - 'channelTiles' (both groups' channel counts ≥ 2): a 2×2 tile of (src channel, diffDst
+ *     channel), one packed texel of the output [splits·groups·K, SC, DC]: 4 reads per 4
+ *     multiply-adds instead of 8, each value read serving twice;
+ *   - 'kernelTaps' (depthwise and other thin groups, kernel width ≥ 2): 4 neighbouring taps
+ *     along the innermost kernel axis for one channel pair, one packed texel of the output
+ *     [splits·pairs·Kd·Kh·⌈Kw/4⌉, 2, 2]. When the stride is a multiple m of the dilation
+ *     along that axis, the src values of one position are, shifted by m taps, those of the
+ *     next: only m of the 4 are read anew (one read for stride 1);
+ *   - 'single': one filter element, output [filterSize, splits] in the requested layout.
  *
  * Cache key (tfjs keys compiled programs on this text plus the input and output shapes):
- *   - the text bakes in the mode, for the scalar mode the order of the filter axes (a
- *     permutation of ≤ 5 roles), and on WebGL 1, whose loops need constant bounds,
- *     rowsPerSplit and the row length; sizes, strides, pads, dilations, channel counts and the
- *     split are uniforms;
+ *   - the text bakes in the mode, the number of channel pairs or group × kernel offsets per
+ *     split, for 'single' the order of the filter axes, for 'kernelTaps' the shift m, and on
+ *     WebGL 1, whose loops need constant bounds, rowsPerSplit and the row length; sizes,
+ *     strides, pads, dilations, channel counts and the split are uniforms;
  *   - but the shapes are in the key too: shape uniforms (enableShapeUniforms) would make one
  *     program serve every shape, at the price of a float division by a uniform on every
  *     texture read, which made the kernel 3× slower on SwiftShader. A new tensor shape (batch
@@ -94,16 +98,19 @@ export class FilterGradientProgram implements GPGPUProgram {
   private readonly uniformValues: number[][];
 
   constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
-    const {tiled} = plan;
+    const {mode} = plan;
     const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
     const srcPerGroup = geometry.src.channelsPerGroup;
     const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
     const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
+    const pairs = geometry.groups * srcPerGroup * diffDstPerGroup;
+    const tapQuads = Math.ceil(w.kernelSize / 4);
+    const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const uniforms: Uniform[] = [
-      tiled ? ['kernelSize', 'ivec3', each(axis => axis.kernelSize)] :
-              ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
+      mode === 'single' ? ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)] :
+                          ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
       ['srcSize', 'ivec3', each(axis => axis.srcSize)],
       ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
       ['stride', 'ivec3', each(axis => axis.stride)],
@@ -115,12 +122,14 @@ export class FilterGradientProgram implements GPGPUProgram {
     ];
     this.customUniforms = declare(uniforms);
     this.uniformValues = uniforms.map(([, , values]) => values);
-    this.packedOutput = tiled;
-    this.outputShape = tiled ? [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
-                               [geometry.filterSize, plan.splits];
+    this.packedOutput = mode !== 'single';
+    this.outputShape = mode === 'channelTiles' ?
+        [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
+        mode === 'kernelTaps' ? [plan.splits * pairs * quadsPerPair, 2, 2] : [geometry.filterSize, plan.splits];
 
     // Which outputs this fragment sums, and over which split.
-    const work = tiled ? `
+    const work = {
+      channelTiles: `
         ivec3 coords = getOutputCoords();
         int groupKernels = ${geometry.groups * kernelVolume};
         int split = coords.x / groupKernels;
@@ -135,28 +144,72 @@ export class FilterGradientProgram implements GPGPUProgram {
         int srcChannelAll = group * sizes.x + coords.y;
         int srcNext = coords.y + 1 < sizes.x ? 1 : 0;
         int diffDstChannel = group * sizes.y + coords.z;
-        int diffDstNext = coords.z + 1 < sizes.y ? 1 : 0;` : `
+        int diffDstNext = coords.z + 1 < sizes.y ? 1 : 0;`,
+      kernelTaps: `
+        ivec3 coords = getOutputCoords();
+        int split = coords.x / ${pairs * quadsPerPair};
+        int quadIndex = coords.x - split * ${pairs * quadsPerPair};
+        int pair = quadIndex / ${quadsPerPair};
+        quadIndex -= pair * ${quadsPerPair};
+        ivec3 k = ivec3(quadIndex / (kernelSize.y * ${tapQuads}), 0, 0);
+        quadIndex -= k.x * kernelSize.y * ${tapQuads};
+        k.y = quadIndex / ${tapQuads};
+        k.z = 4 * (quadIndex - k.y * ${tapQuads});
+        // pair = diffDstChannel · SC + src channel in the group.
+        int diffDstChannel = pair / sizes.x;
+        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + pair - diffDstChannel * sizes.x;`,
+      single: `
         ivec2 coords = getOutputCoords();
         int split = coords[1];
         int rest = coords[0];
         ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
-        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + srcChannel;`;
-    const accumulate = tiled ? `
+        int srcChannelAll = (diffDstChannel / sizes.y) * sizes.x + srcChannel;`,
+    }[mode];
+    // The innermost axis: a 'kernelTaps' fragment runs over the positions any of its 4 taps
+    // reads inside src (the last real tap bounds the start, the first the end).
+    const innermostRange = mode === 'kernelTaps' ? `
+        int lastTapShift = (k.z + 3 < kernelSize.z ? k.z + 3 : kernelSize.z - 1) * dilation.z - padBegin.z;
+        first.z = firstInside(lastTapShift, stride.z);` : '';
+    const rowSetup = {
+      channelTiles: `
+          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
+          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};`,
+      single: `
+          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
+          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};`,
+      kernelTaps: `
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
+          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
+          int w = first.z * stride.z + shift.z;
+          ${[0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`).join('\n          ')}`,
+    }[mode];
+    const shiftTaps = plan.tapShift;
+    const accumulate = {
+      channelTiles: `
             float x0 = getSrc(srcRow, srcCol);
             float x1 = getSrc(srcRow + srcNextRow, srcCol + srcNextCol);
             float y0 = getDiffDst(diffDstRow, diffDstCol);
             float y1 = getDiffDst(diffDstRow + diffDstNextRow, diffDstCol + diffDstNextCol);
-            sum += vec4(x0 * y0, x0 * y1, x1 * y0, x1 * y1);` : `
-            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);`;
+            sum += vec4(x0 * y0, x0 * y1, x1 * y0, x1 * y1);
+            srcRow += srcRowStep;
+            srcCol += srcColStep;`,
+      single: `
+            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);
+            srcRow += srcRowStep;
+            srcCol += srcColStep;`,
+      kernelTaps: `
+            sum += getDiffDst(diffDstRow, diffDstCol) * vec4(x0, x1, x2, x3);
+            w += stride.z;
+            ${[0, 1, 2, 3].map(t => t + shiftTaps < 4 ? `x${t} = x${t + shiftTaps};` :
+                                                         `x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`)
+                .join('\n            ')}`,
+    }[mode];
     const rowsPerSplit = webgl2 ? 'sizes.z' : String(plan.rowsPerSplit);
     const innerLoop = webgl2 ?
         `for (int pw = first.z; pw < end.z; pw++) {` :
         `for (int j = 0; j < ${plan.rowLength}; j++) {
             if (first.z + j >= end.z) break;`;
-    // (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`.
-    const position = (t: string, part: 'Row' | 'Col', n: string, c: string, p: string) =>
-        `${n} * ${t}${part}Strides[0] + ${c} * ${t}${part}Strides[1] + ${p}.x * ${t}${part}Strides[2] + ` +
-        `${p}.y * ${t}${part}Strides[3] + ${p}.z * ${t}${part}Strides[4]`;
     this.userCode = `
       // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
       // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
@@ -169,6 +222,10 @@ export class FilterGradientProgram implements GPGPUProgram {
         int end = room / stride + 1;
         return end < dstSize ? end : dstSize;
       }
+      // src at innermost position w of the row starting at (row, col); 0 in the padding.
+      float srcAt(int row, int col, int w) {
+        return w >= 0 && w < srcSize.z ? getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]) : 0.0;
+      }
 
       void main() {${work}
         ivec3 shift = k * dilation - padBegin;
@@ -176,17 +233,17 @@ export class FilterGradientProgram implements GPGPUProgram {
                             firstInside(shift.z, stride.z));
         ivec3 end = ivec3(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
                           endInside(shift.y, stride.y, srcSize.y, diffDstSize.y),
-                          endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));
+                          endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));${innermostRange}
         int srcRowStep = stride.z * srcRowStrides[4];
         int srcColStep = stride.z * srcColStrides[4];
         int diffDstRowStep = diffDstRowStrides[4];
-        int diffDstColStep = diffDstColStrides[4];${tiled ? `
+        int diffDstColStep = diffDstColStrides[4];${mode === 'channelTiles' ? `
         int srcNextRow = srcNext * srcRowStrides[1];
         int srcNextCol = srcNext * srcColStrides[1];
         int diffDstNextRow = diffDstNext * diffDstRowStrides[1];
         int diffDstNextCol = diffDstNext * diffDstColStrides[1];` : ''}
 
-        ${tiled ? 'vec4 sum = vec4(0.0);' : 'float sum = 0.0;'}
+        ${mode === 'single' ? 'float sum = 0.0;' : 'vec4 sum = vec4(0.0);'}
         int rowBegin = split * sizes.z;
         for (int i = 0; i < ${rowsPerSplit}; i++) {
           int row = rowBegin + i;
@@ -197,14 +254,10 @@ export class FilterGradientProgram implements GPGPUProgram {
           int pd = outer - n * diffDstSize.x;
           if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
           ivec3 p = ivec3(pd, ph, first.z);
-          ivec3 tap = p * stride + shift;
-          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
-          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
+          ivec3 tap = p * stride + shift;${rowSetup}
           int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
           int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
           ${innerLoop}${accumulate}
-            srcRow += srcRowStep;
-            srcCol += srcColStep;
             diffDstRow += diffDstRowStep;
             diffDstCol += diffDstColStep;
           }
@@ -218,6 +271,12 @@ export class FilterGradientProgram implements GPGPUProgram {
   uniforms(): number[][] {
     return this.uniformValues;
   }
+}
+
+/** (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`. */
+function position(t: string, part: 'Row' | 'Col', n: string, c: string, p: string): string {
+  return `${n} * ${t}${part}Strides[0] + ${c} * ${t}${part}Strides[1] + ${p}.x * ${t}${part}Strides[2] + ` +
+      `${p}.y * ${t}${part}Strides[3] + ${p}.z * ${t}${part}Strides[4]`;
 }
 
 /**
@@ -250,9 +309,9 @@ export class SumSplitsProgram implements GPGPUProgram {
 }
 
 /**
- * Pass 2 after the tiled pass 1: adds the splits of [splits·groups·K, SC, DC] and writes each
- * filter element where the requested layout puts it, [filterSize].
- * Cache key: the order of the filter axes and the shapes; on WebGL 1 also the split count.
+ * Pass 2 after a packed pass 1 ('channelTiles' or 'kernelTaps'): adds the splits and writes
+ * each filter element where the requested layout puts it, [filterSize].
+ * Cache key: the mode, the order of the filter axes and the shapes; on WebGL 1 also the split count.
  */
 export class ArrangeTilesProgram implements GPGPUProgram {
   readonly variableNames = ['partial'];
@@ -261,14 +320,32 @@ export class ArrangeTilesProgram implements GPGPUProgram {
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
-  constructor(geometry: FilterGradientGeometry, splits: number, webgl2: boolean) {
+  constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
     const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
+    const srcPerGroup = geometry.src.channelsPerGroup;
+    const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
+    const tapQuads = Math.ceil(w.kernelSize / 4);
+    const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
+    // Texels per split, and where filter element (channels, k) sits in split 0.
+    const perSplit = plan.mode === 'channelTiles' ? geometry.groups * kernelVolume :
+                                                    geometry.groups * srcPerGroup * diffDstPerGroup * quadsPerPair;
+    const locate = plan.mode === 'channelTiles' ? `
+        int group = diffDstChannel / ${diffDstPerGroup};
+        int tile = group * ${kernelVolume} + (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
+        int row = srcChannel;
+        int col = diffDstChannel - group * ${diffDstPerGroup};` : `
+        int pair = diffDstChannel * ${srcPerGroup} + srcChannel;
+        int quad = k.z / 4;
+        int lane = k.z - 4 * quad;
+        int tile = pair * ${quadsPerPair} + (k.x * kernelSize.y + k.y) * ${tapQuads} + quad;
+        int row = lane / 2;
+        int col = lane - 2 * row;`;
     const uniforms: Uniform[] = [
       ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
       ['kernelSize', 'ivec3', [d.kernelSize, h.kernelSize, w.kernelSize]],
-      ['splitsAndGroupKernels', 'ivec3', [splits, geometry.groups * kernelVolume, geometry.diffDst.channelsPerGroup]],
+      ['splits', 'int', [plan.splits]],
     ];
     this.customUniforms = declare(uniforms);
     this.uniformValues = uniforms.map(([, , values]) => values);
@@ -276,13 +353,10 @@ export class ArrangeTilesProgram implements GPGPUProgram {
     this.userCode = `
       void main() {
         int rest = getOutputCoords();
-        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
-        int group = diffDstChannel / splitsAndGroupKernels.z;
-        int tileRow = group * ${kernelVolume} + (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
-        int diffDstInGroup = diffDstChannel - group * splitsAndGroupKernels.z;
+        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}${locate}
         float sum = 0.0;
-        for (int s = 0; s < ${webgl2 ? 'splitsAndGroupKernels.x' : splits}; s++) {
-          sum += getPartial(s * splitsAndGroupKernels.y + tileRow, srcChannel, diffDstInGroup);
+        for (int s = 0; s < ${webgl2 ? 'splits[0]' : plan.splits}; s++) {
+          sum += getPartial(s * ${perSplit} + tile, row, col);
         }
         setOutput(sum);
       }

@@ -13,10 +13,16 @@ import type {FilterGradientGeometry} from '../../src/geometry';
  */
 export interface ReductionPlan {
   /**
-   * Whether a fragment sums a 2×2 tile of (src channel, diffDst channel) rather than one filter
-   * element: when each group has at least two of both, so no tile is mostly padding.
+   * What one fragment sums (see FilterGradientProgram): a 2×2 tile of (src channel, diffDst
+   * channel) when each group has at least two of both; else 4 neighbouring taps of the
+   * innermost kernel axis when it has at least two; else one filter element.
    */
-  readonly tiled: boolean;
+  readonly mode: 'channelTiles' | 'kernelTaps' | 'single';
+  /**
+   * 'kernelTaps': how many taps the window moves from one position to the next (stride ÷
+   * dilation along the innermost axis when that divides, else 4: all taps read anew).
+   */
+  readonly tapShift: number;
   /** Rows of the reduction: batch × diffDst spatial sizes except the innermost. */
   readonly rows: number;
   /** Positions per row (the innermost diffDst spatial size). */
@@ -33,11 +39,15 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
-  const tiled = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2;
-  const outputsPerFragment = tiled ? 4 : 1;
+  const innermost = geometry.axes[geometry.axes.length - 1];
+  const mode = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2 ? 'channelTiles' :
+      innermost.kernelSize >= 2                                                         ? 'kernelTaps' :
+                                                                                          'single';
+  const tapShift = innermost.stride % innermost.dilation === 0 ? Math.min(4, innermost.stride / innermost.dilation) : 4;
+  const outputsPerFragment = mode === 'channelTiles' ? 4 : mode === 'kernelTaps' ? Math.min(4, innermost.kernelSize) : 1;
   const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
   const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS));
   const rowsPerSplit = Math.ceil(rows / splits);
-  return {tiled, rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
+  return {mode, tapShift, rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }
