@@ -75,7 +75,7 @@ function isListLike(value: unknown): value is ArrayLike<unknown> {
  * Reads a list attribute of `count` integers each at least `minimum`; `fallback` when absent.
  * `rankNote` explains where the count comes from, e.g. "for a 4-D input".
  */
-export function readIntegerList(
+function readIntegerList(
     op: OpName, name: string, value: unknown, count: number, minimum: 0 | 1, rankNote: string,
     fallback?: number): number[] {
   const kind = minimum === 1 ? 'positive' : 'non-negative';

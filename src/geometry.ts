@@ -248,7 +248,7 @@ interface DataLayout {
 }
 
 /** Row-major element strides of `shape`. */
-export function rowMajorStrides(shape: readonly number[]): number[] {
+function rowMajorStrides(shape: readonly number[]): number[] {
   const strides = new Array<number>(shape.length);
   let stride = 1;
   for (let i = shape.length - 1; i >= 0; i--) {
