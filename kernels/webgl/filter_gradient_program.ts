@@ -222,10 +222,11 @@ export class FilterGradientProgram implements GPGPUProgram {
         int end = room / stride + 1;
         return end < dstSize ? end : dstSize;
       }
+${mode === 'kernelTaps' ? `
       // src at innermost position w of the row starting at (row, col); 0 in the padding.
       float srcAt(int row, int col, int w) {
         return w >= 0 && w < srcSize.z ? getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]) : 0.0;
-      }
+      }` : ''}
 
       void main() {${work}
         ivec3 shift = k * dilation - padBegin;
