@@ -5,6 +5,8 @@
  */
 import {registerKernel} from '@tensorflow/tfjs-core';
 
+import {registerFilterGradientGradients} from '../src/training/gradients';
+
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
 import {registerChunkBytesFlag} from './node/chunk_budget';
@@ -28,6 +30,9 @@ registerChunkBytesFlag();
 for (const config of [...convolutionBackpropFiltersNodeConfigs, ...convTransposeBackpropFiltersNodeConfigs]) {
   registerKernel(config);
 }
+
+// Gradients of both kernels (second order through them; see src/training/gradients.ts).
+registerFilterGradientGradients();
 
 export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';

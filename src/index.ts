@@ -8,3 +8,10 @@ export type {
 export {computeGeometry} from './geometry';
 export type {CanonicalTensor, FilterGradientGeometry, SpatialAxis} from './geometry';
 export {convolutionBackpropFilters, convTransposeBackpropFilters} from './ops';
+// Training (issue 5): differentiable forward ops, gradients of the filter-gradient kernels, and a
+// gradient checker for tests.
+export {convolution, convTranspose} from './training/forward_ops';
+export type {ConvolutionAttrs, ConvTransposeAttrs} from './training/forward_ops';
+export {registerFilterGradientGradients} from './training/gradients';
+export {checkGradients} from './training/check_gradients';
+export type {CheckGradientsOptions, GradientCheckReport, InputGradientReport} from './training/check_gradients';

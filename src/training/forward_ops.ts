@@ -1,0 +1,375 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+import {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs, DataFormat, FilterFormat, parseAttributes, TransposedFilterFormat} from '../attributes';
+import {opError} from '../errors';
+import {computeGeometry, FilterGradientGeometry} from '../geometry';
+import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from '../names';
+import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../ops';
+import {rawConvolution, rawConvTranspose} from './raw_convolution';
+
+/** `convolution`'s attributes: those of ConvolutionBackpropFilters; the filter tensor gives the filter shape. */
+export type ConvolutionAttrs = Omit<ConvolutionBackpropFiltersAttrs, 'filterShape'>;
+
+/** `convTranspose`'s attributes: those of ConvTransposeBackpropFilters, plus `outputShape`. */
+export interface ConvTransposeAttrs extends Omit<ConvTransposeBackpropFiltersAttrs, 'filterShape'> {
+  /**
+   * The output's spatial sizes (or its full shape in dataFormat), for when the size is
+   * ambiguous (strides > 1): sets outputPadding to what gives this size. With autoPad
+   * 'same_*' or 'valid' it must equal the size the attributes give.
+   */
+  outputShape?: number[];
+}
+
+const CONVOLUTION = 'convolution';
+const CONV_TRANSPOSE = 'convTranspose';
+
+/**
+ * The problem, resolved once (as computeGeometry does for the filter-gradient kernels): it is the
+ * geometry of the matching filter-gradient problem (input = x, outputDelta = y, filterShape = the
+ * filter's shape), so validation and its messages are those of the kernels, with the op named.
+ */
+export interface ResolvedConvolution {
+  readonly transposed: boolean;
+  readonly spatialRank: number;
+  readonly strides: readonly number[];
+  readonly dilations: readonly number[];
+  readonly padsBegin: readonly number[];
+  readonly padsEnd: readonly number[];
+  /** The transposed op's output padding (its output size minus the size with none); 0 for the convolution. */
+  readonly outputPadding: readonly number[];
+  readonly groups: number;
+  readonly dataFormat: DataFormat;
+  readonly filterFormat: TransposedFilterFormat;
+  readonly filterShape: readonly number[];
+  /** Spatial sizes of x (the convolution's input, the transposed convolution's small side) and y. */
+  readonly inputSpatial: readonly number[];
+  readonly outputSpatial: readonly number[];
+  /** y's full shape in dataFormat. */
+  readonly outputShape: readonly number[];
+}
+
+/** Resolved problem from a filter-gradient geometry (used by the gradients of the kernels too). */
+export function resolvedFromGeometry(geometry: FilterGradientGeometry): ResolvedConvolution {
+  const transposed = geometry.op === ConvTransposeBackpropFilters;
+  const axes = geometry.axes;
+  const inputSpatial = axes.map(a => transposed ? a.diffDstSize : a.srcSize);
+  const outputSpatial = axes.map(a => transposed ? a.srcSize : a.diffDstSize);
+  const outputShape = transposed ? geometry.src.shape : geometry.diffDst.shape;
+  return Object.freeze({
+    transposed,
+    spatialRank: geometry.spatialRank,
+    strides: axes.map(a => a.stride),
+    dilations: axes.map(a => a.dilation),
+    padsBegin: axes.map(a => a.padBegin),
+    padsEnd: axes.map(a => a.padEnd),
+    outputPadding: axes.map(
+        (a, i) => transposed ?
+            outputSpatial[i] - ((inputSpatial[i] - 1) * a.stride - a.padBegin - a.padEnd + a.dilation * (a.kernelSize - 1) + 1) :
+            0),
+    groups: geometry.groups,
+    dataFormat: geometry.dataFormat,
+    filterFormat: geometry.filterFormat,
+    filterShape: geometry.filterShape,
+    inputSpatial,
+    outputSpatial,
+    outputShape,
+  });
+}
+
+function toFloatTensor(label: string, name: string, value: tf.Tensor | tf.TensorLike): tf.Tensor {
+  if (value instanceof tf.Tensor) return value;
+  try {
+    return tf.tensor(value, undefined, 'float32');
+  } catch (cause) {
+    throw opError(label, `argument '${name}'`, `must be a tensor or a tensor-like of numbers (${(cause as Error).message})`);
+  }
+}
+
+/** Runs a validation of the matching filter-gradient problem, naming the forward op in its errors. */
+function asForwardOp<T>(label: string, op: OpName, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    const message = String((e as Error)?.message ?? e);
+    if (!message.startsWith(`${op}: `)) throw e;
+    throw new Error(`${label}: ${message.slice(op.length + 2)
+                                     .replace(/attribute 'filterShape'/g, 'filter shape')
+                                     .replace(/outputDelta/g, 'output')}`);
+  }
+}
+
+function filterLetters(format: string, spatialRank: number): string[] {
+  return format.replace('X', 'X'.repeat(spatialRank)).split('');
+}
+
+/** Channels of y the filter gives: the convolution's O, or G · (O/G) for the transposed one. */
+function outputChannels(transposed: boolean, format: string, filterShape: readonly number[], groups: number): number {
+  const letters = filterLetters(format, filterShape.length - 2);
+  const o = filterShape[letters.indexOf('O')];
+  return transposed ? o * groups : o;
+}
+
+/** The explicit pads of DESIGN.md §2 (same as computeGeometry's), to size y before validating. */
+function guessPads(
+    autoPad: string, transposed: boolean, inputSpatial: readonly number[], kernel: readonly number[],
+    strides: readonly number[], dilations: readonly number[], padsBegin: readonly number[],
+    padsEnd: readonly number[], outputPadding: readonly number[]): {begin: number[]; end: number[]} {
+  if (autoPad === 'none') return {begin: [...padsBegin], end: [...padsEnd]};
+  if (autoPad === 'valid') return {begin: kernel.map(() => 0), end: kernel.map(() => 0)};
+  const totals = inputSpatial.map((size, i) => {
+    const extent = dilations[i] * (kernel[i] - 1) + 1;
+    return Math.max(
+        0, transposed ? extent + outputPadding[i] - strides[i] : (Math.ceil(size / strides[i]) - 1) * strides[i] + extent - size);
+  });
+  const halves = totals.map(t => Math.floor(t / 2));
+  const rests = totals.map((t, i) => t - halves[i]);
+  return autoPad === 'same_upper' ? {begin: halves, end: rests} : {begin: rests, end: halves};
+}
+
+function resolve(
+    label: string, transposed: boolean, x: tf.Tensor, w: tf.Tensor,
+    attrs: ConvolutionAttrs | ConvTransposeAttrs | undefined): ResolvedConvolution {
+  const op: OpName = transposed ? ConvTransposeBackpropFilters : ConvolutionBackpropFilters;
+  const {outputShape: requestedOutput, ...rest} = (attrs ?? {}) as ConvTransposeAttrs;
+  if (!transposed && requestedOutput !== undefined) {
+    throw opError(label, `attribute 'outputShape'`, `is not an attribute of ${label} (only of convTranspose)`);
+  }
+  if ((rest as {filterShape?: unknown}).filterShape !== undefined) {
+    throw opError(label, `attribute 'filterShape'`, 'is not an attribute here: the filter tensor gives the filter shape');
+  }
+  if (x.rank < 3 || x.rank > 5) {
+    throw opError(label, 'input', `must have rank 3, 4 or 5 (batch, channels, 1 to 3 spatial axes), got shape [${x.shape}]`);
+  }
+  if (w.rank !== x.rank) {
+    throw opError(label, 'filter', `must have the input's rank (${x.rank}), got shape [${w.shape}]`);
+  }
+  if (w.dtype !== 'float32') throw opError(label, 'filter', `must be float32, got ${w.dtype}`);
+  const r = x.rank - 2;
+  const attrsForGeometry = {...rest, filterShape: [...w.shape]} as Record<string, unknown>;
+  const parsed = asForwardOp(label, op, () => parseAttributes(op, attrsForGeometry as never, r));
+  const inputSpatial = parsed.dataFormat === 'NXC' ? x.shape.slice(1, 1 + r) : x.shape.slice(2);
+  const kernel = w.shape.filter((_, axis) => filterLetters(parsed.filterFormat, r)[axis] === 'X');
+  let outputPadding = [...parsed.outputPadding];
+  const sizeWith = (padding: readonly number[]) => {
+    const pads = guessPads(
+        parsed.autoPad, transposed, inputSpatial, kernel, parsed.strides, parsed.dilations, parsed.padsBegin,
+        parsed.padsEnd, padding);
+    return inputSpatial.map((size, i) => {
+      const extent = parsed.dilations[i] * (kernel[i] - 1);
+      return transposed ? (size - 1) * parsed.strides[i] - pads.begin[i] - pads.end[i] + extent + 1 + padding[i] :
+                          Math.floor((size + pads.begin[i] + pads.end[i] - extent - 1) / parsed.strides[i]) + 1;
+    });
+  };
+  let outSpatial = sizeWith(outputPadding);
+  if (requestedOutput !== undefined) {
+    const list = Array.isArray(requestedOutput) ? requestedOutput : undefined;
+    const spatial = list?.length === r + 2 ? (parsed.dataFormat === 'NXC' ? list.slice(1, 1 + r) : list.slice(2)) : list;
+    if (spatial === undefined || spatial.length !== r || !spatial.every(v => Number.isSafeInteger(v) && v >= 1)) {
+      throw opError(
+          label, `attribute 'outputShape'`, `must hold ${r} positive integers (spatial sizes) or ${r + 2} (the full shape)`,
+          requestedOutput);
+    }
+    if (parsed.autoPad === 'none') {
+      const unpadded = sizeWith(outputPadding.map(() => 0));
+      outputPadding = spatial.map((size, i) => size - unpadded[i]);
+      if (outputPadding.some(v => v < 0)) {
+        throw opError(
+            label, `attribute 'outputShape'`,
+            `must be at least the size [${unpadded}] the attributes give for input [${x.shape}]`, requestedOutput);
+      }
+      if ((rest as ConvTransposeAttrs).outputPadding !== undefined &&
+          outputPadding.some((v, i) => v !== parsed.outputPadding[i])) {
+        throw opError(
+            label, `attribute 'outputShape'`,
+            `disagrees with outputPadding [${parsed.outputPadding}] (it needs [${outputPadding}])`, requestedOutput);
+      }
+      outSpatial = [...spatial];
+    } else if (spatial.some((size, i) => size !== outSpatial[i])) {
+      throw opError(
+          label, `attribute 'outputShape'`,
+          `must be [${outSpatial}], the size autoPad '${parsed.autoPad}' gives for input [${x.shape}]`, requestedOutput);
+    }
+  }
+  if (outSpatial.some(size => !(size >= 1))) {
+    throw opError(
+        label, 'the attributes', `give an empty output [${outSpatial}] for input [${x.shape}] and filter [${w.shape}]`);
+  }
+  const outChannels = outputChannels(transposed, parsed.filterFormat, w.shape, parsed.groups);
+  const yShape = parsed.dataFormat === 'NXC' ? [x.shape[0], ...outSpatial, outChannels] :
+                                               [x.shape[0], outChannels, ...outSpatial];
+  const geometry = asForwardOp(label, op, () => computeGeometry(op, {
+    input: {shape: x.shape, dtype: x.dtype},
+    outputDelta: {shape: yShape, dtype: 'float32'},
+  }, transposed ? {...attrsForGeometry, outputPadding} : attrsForGeometry));
+  return resolvedFromGeometry(geometry);
+}
+
+function spatialPerm(r: number, offset: number): number[] {
+  return Array.from({length: r}, (_, i) => offset + i);
+}
+
+/** A convolution filter in `format` → (O, C/G, K…). */
+function convFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf.Tensor {
+  const r = w.rank - 2;
+  return format === 'OIX' ? w : tf.transpose(w, [r + 1, r, ...spatialPerm(r, 0)]);  // XIO (K…, C/G, O)
+}
+
+/** A transposed-convolution filter in `format` → (O/G, C, K…). */
+function transposedFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf.Tensor {
+  const r = w.rank - 2;
+  switch (format) {
+    case 'OIX': return w;
+    case 'IOX': return tf.transpose(w, [1, 0, ...spatialPerm(r, 2)]);            // (C, O/G, K…)
+    case 'XIO': return tf.transpose(w, [r + 1, r, ...spatialPerm(r, 0)]);        // (K…, C, O/G)
+    default: return tf.transpose(w, [r, r + 1, ...spatialPerm(r, 0)]);           // XOI (K…, O/G, C)
+  }
+}
+
+function rawParams(p: ResolvedConvolution) {
+  return {strides: p.strides, dilations: p.dilations, padsBegin: p.padsBegin, padsEnd: p.padsEnd, groups: p.groups};
+}
+
+/** y of the resolved problem, recording no gradient (the callers wrap it in customGrad). */
+function forwardValue(p: ResolvedConvolution, x: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  return tf.tidy(() => {
+    const channelsLast = p.dataFormat === 'NXC';
+    if (!p.transposed) return rawConvolution(x, convFilterToOIX(w, p.filterFormat), rawParams(p), channelsLast);
+    return rawConvTranspose(
+        x, transposedFilterToOIX(w, p.filterFormat),
+        {...rawParams(p), padsEnd: p.padsEnd.map((e, i) => e - p.outputPadding[i])}, channelsLast);
+  });
+}
+
+/** Explicit attributes of a resolved problem (autoPad none) for the public ops. */
+function explicitAttrs(p: ResolvedConvolution) {
+  return {
+    strides: [...p.strides], dilations: [...p.dilations], padsBegin: [...p.padsBegin], padsEnd: [...p.padsEnd],
+    autoPad: 'none' as const, groups: p.groups, dataFormat: p.dataFormat,
+  };
+}
+
+/**
+ * The convolution's data gradient dx for upstream dy, through filter w (in the convolution's
+ * format): the transposed convolution with the same strides, dilations, pads and groups, sized
+ * to x. The convolution filter (O, C/G, K…) read as a transposed one is IOX; XIO is XOI.
+ * Differentiable (it is the public convTranspose).
+ */
+export function convolutionDataGradient(p: ResolvedConvolution, dy: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  return convTranspose(dy, w, {
+    ...explicitAttrs(p),
+    filterFormat: p.filterFormat === 'OIX' ? 'IOX' : 'XOI',
+    outputShape: [...p.inputSpatial],
+  });
+}
+
+/** The convolution's y for filter w through the resolved problem (differentiable). */
+export function convolutionExplicit(p: ResolvedConvolution, x: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  return convolution(x, w, {...explicitAttrs(p), filterFormat: p.filterFormat as FilterFormat});
+}
+
+/**
+ * The transposed convolution's data gradient dx for upstream dy, through filter w (in the
+ * transposed format): the convolution with the same strides, dilations, pads and groups, whose
+ * filter is the transposed one read as (C, O/G, K…) = OIX (or XOI = XIO); OIX and XIO filters
+ * are transposed to those first. A convolution may cover more than x when the output padding
+ * exceeds the end pad: its end pad is clamped at 0 and the result cropped to x.
+ */
+export function convTransposeDataGradient(p: ResolvedConvolution, dy: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  const r = p.spatialRank;
+  let filter = w;
+  let format: FilterFormat;
+  switch (p.filterFormat) {
+    case 'IOX': format = 'OIX'; break;
+    case 'XOI': format = 'XIO'; break;
+    case 'OIX': filter = tf.transpose(w, [1, 0, ...spatialPerm(r, 2)]); format = 'OIX'; break;
+    default: filter = tf.transpose(w, [...spatialPerm(r, 0), r + 1, r]); format = 'XIO'; break;
+  }
+  const attrs = explicitAttrs(p);
+  attrs.padsEnd = p.padsEnd.map((e, i) => Math.max(0, e - p.outputPadding[i]));
+  const full = convolution(dy, filter, {...attrs, filterFormat: format});
+  const spatialStart = p.dataFormat === 'NXC' ? 1 : 2;
+  if (full.shape.slice(spatialStart, spatialStart + r).every((size, i) => size === p.inputSpatial[i])) return full;
+  const size = [...full.shape];
+  p.inputSpatial.forEach((s, i) => size[spatialStart + i] = s);
+  return tf.slice(full, full.shape.map(() => 0), size);
+}
+
+/** The transposed convolution's y for filter w through the resolved problem (differentiable). */
+export function convTransposeExplicit(p: ResolvedConvolution, x: tf.Tensor, w: tf.Tensor): tf.Tensor {
+  return convTranspose(x, w, {...explicitAttrs(p), filterFormat: p.filterFormat, outputShape: [...p.outputSpatial]});
+}
+
+function filterGradientAttrs(p: ResolvedConvolution, attrs: object) {
+  const {outputShape: _, ...rest} = attrs as ConvTransposeAttrs;
+  void _;
+  return {...rest, filterShape: [...p.filterShape], ...(p.transposed ? {outputPadding: [...p.outputPadding]} : {})};
+}
+
+/**
+ * A convolution with every attribute of the oneDNN Graph spec, differentiable with respect to
+ * both arguments (tf.grad/tf.grads/optimizers):
+ *
+ *   y[n][g·O/G + o][p] = Σ_c Σ_k x[n][g·C/G + c][p·s − pb + k·d] · W[o][c][k]
+ *
+ * @param input [N, X…, C] (NXC) or [N, C, X…] (NCX), 1 to 3 spatial axes.
+ * @param filter (K…, C/G, O) for filterFormat XIO (the default), (O, C/G, K…) for OIX.
+ * @param attrs strides (required), padsBegin/padsEnd, dilations, autoPad, groups, dataFormat, filterFormat.
+ * @returns y in dataFormat, float32; d/dinput is the data gradient (a transposed convolution of
+ *     dy with the same filter), d/dfilter is the ConvolutionBackpropFilters kernel.
+ */
+export function convolution(
+    input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvolutionAttrs): tf.Tensor {
+  const x = toFloatTensor(CONVOLUTION, 'input', input);
+  const w = toFloatTensor(CONVOLUTION, 'filter', filter);
+  const p = resolve(CONVOLUTION, false, x, w, attrs);
+  const gradientAttrs = filterGradientAttrs(p, attrs);
+  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    // x and w are closed over rather than saved: save() clones, and on wasm a clone copies the
+    // data (which tfjs's IS_TEST leak check also reports as a leak of the forward function).
+    const [xs, ws] = args as [tf.Tensor, tf.Tensor];
+    return {
+      value: forwardValue(p, xs, ws),
+      gradFunc: (dy: tf.Tensor) => [
+        convolutionDataGradient(p, dy, ws),
+        convolutionBackpropFilters(xs, dy, gradientAttrs as ConvolutionBackpropFiltersAttrs),
+      ],
+    };
+  });
+  return f(x, w);
+}
+
+/**
+ * A transposed convolution with every attribute of the spec, differentiable with respect to
+ * both arguments: every input element is scattered through the filter,
+ *
+ *   y[n][g·O/G + o][i·s − pb + k·d] += x[n][g·C/G + c][i] · W[o][g·C/G + c][k],
+ *
+ * output size (in − 1)·s − pb − pe + d·(K − 1) + 1 + outputPadding.
+ *
+ * @param input the small side, C channels, in dataFormat.
+ * @param filter as for ConvTransposeBackpropFilters: XIO (K…, C, O/G) by default, OIX (O/G, C, K…),
+ *     IOX (C, O/G, K…) or XOI (K…, O/G, C).
+ * @param attrs those of ConvTransposeBackpropFilters (outputPadding included), plus outputShape.
+ * @returns y, float32; d/dinput is a convolution of dy with the same filter, d/dfilter the
+ *     ConvTransposeBackpropFilters kernel.
+ */
+export function convTranspose(
+    input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvTransposeAttrs): tf.Tensor {
+  const x = toFloatTensor(CONV_TRANSPOSE, 'input', input);
+  const w = toFloatTensor(CONV_TRANSPOSE, 'filter', filter);
+  const p = resolve(CONV_TRANSPOSE, true, x, w, attrs);
+  const gradientAttrs = filterGradientAttrs(p, attrs);
+  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
+    // x and w are closed over rather than saved: save() clones, and on wasm a clone copies the
+    // data (which tfjs's IS_TEST leak check also reports as a leak of the forward function).
+    const [xs, ws] = args as [tf.Tensor, tf.Tensor];
+    return {
+      value: forwardValue(p, xs, ws),
+      gradFunc: (dy: tf.Tensor) => [
+        convTransposeDataGradient(p, dy, ws),
+        convTransposeBackpropFilters(xs, dy, gradientAttrs as ConvTransposeBackpropFiltersAttrs),
+      ],
+    };
+  });
+  return f(x, w);
+}

@@ -1,0 +1,228 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+/**
+ * Forward convolutions built from tfjs ops every backend runs (cpu, webgl, wasm, tensorflow).
+ * No gradients are recorded through these functions: the public ops (forward_ops.ts) wrap them
+ * in tf.customGrad with the gradients written out.
+ *
+ * Canonical filters: the convolution's OIX = (O, C/G, K…); the transposed convolution's
+ * OIX = (O/G, C, K…). Pads are explicit and may be negative (a negative pad crops).
+ */
+export interface RawConvParams {
+  readonly strides: readonly number[];
+  readonly dilations: readonly number[];
+  readonly padsBegin: readonly number[];
+  readonly padsEnd: readonly number[];
+  readonly groups: number;
+}
+
+export type ForwardImplementation = 'auto' | 'native' | 'composite';
+let implementation: ForwardImplementation = 'auto';
+
+/**
+ * Which forward path convolutions take: 'auto' (tfjs's native conv1d/conv2d/conv3d per group
+ * where they fit — strides or dilations all 1 and the backend has the kernel — else the
+ * composite), or one of them forced ('native' still falls back to the composite where the native
+ * op cannot run). For tests and comparisons; returns the previous setting.
+ */
+export function setForwardImplementation(value: ForwardImplementation): ForwardImplementation {
+  const previous = implementation;
+  implementation = value;
+  return previous;
+}
+
+function spatialAxis(channelsLast: boolean, i: number) {
+  return channelsLast ? 1 + i : 2 + i;
+}
+
+function toChannelsLast(x: tf.Tensor): tf.Tensor {
+  const r = x.rank - 2;
+  return tf.transpose(x, [0, ...Array.from({length: r}, (_, i) => 2 + i), 1]);
+}
+
+function toChannelsFirst(x: tf.Tensor): tf.Tensor {
+  const r = x.rank - 2;
+  return tf.transpose(x, [0, r + 1, ...Array.from({length: r}, (_, i) => 1 + i)]);
+}
+
+/** Pads (positive) or crops (negative) each spatial axis at both ends. */
+export function padOrCrop(
+    x: tf.Tensor, begins: readonly number[], ends: readonly number[], channelsLast: boolean): tf.Tensor {
+  let result = x;
+  if (begins.some(v => v < 0) || ends.some(v => v < 0)) {
+    const begin = x.shape.map(() => 0);
+    const size = [...x.shape];
+    begins.forEach((b, i) => {
+      const axis = spatialAxis(channelsLast, i);
+      const cropBegin = Math.max(0, -b);
+      const cropEnd = Math.max(0, -ends[i]);
+      begin[axis] = cropBegin;
+      size[axis] = Math.max(0, x.shape[axis] - cropBegin - cropEnd);
+    });
+    result = tf.slice(result, begin, size);
+  }
+  if (begins.some(v => v > 0) || ends.some(v => v > 0)) {
+    const paddings = result.shape.map((): [number, number] => [0, 0]);
+    begins.forEach((b, i) => {
+      paddings[spatialAxis(channelsLast, i)] = [Math.max(0, b), Math.max(0, ends[i])];
+    });
+    result = tf.pad(result, paddings);
+  }
+  return result;
+}
+
+function nativeKernelName(spatialRank: number) {
+  return spatialRank === 3 ? 'Conv3D' : 'Conv2D';
+}
+
+function nativeFits(spatialRank: number, p: RawConvParams): boolean {
+  if (implementation === 'composite') return false;
+  const unit = (list: readonly number[]) => list.every(v => v === 1);
+  return (unit(p.strides) || unit(p.dilations)) && tf.getKernel(nativeKernelName(spatialRank), tf.getBackend()) != null;
+}
+
+/** Output spatial sizes of a convolution of an already padded src. */
+function convOutputSizes(paddedSpatial: readonly number[], kernel: readonly number[], p: RawConvParams): number[] {
+  return paddedSpatial.map((size, i) => Math.floor((size - p.dilations[i] * (kernel[i] - 1) - 1) / p.strides[i]) + 1);
+}
+
+/**
+ * y = x ⋆ W: x [N, C, X…] (channelsLast: [N, X…, C]), W (O, C/G, K…) → y in x's layout.
+ * Pads may be negative (crop). The caller has checked that the sizes are consistent.
+ */
+export function rawConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, channelsLast: boolean): tf.Tensor {
+  return tf.tidy(() => {
+    const r = x.rank - 2;
+    const kernel = w.shape.slice(2);
+    const outChannels = w.shape[0];
+    const padded = padOrCrop(x, p.padsBegin, p.padsEnd, channelsLast);
+    const paddedSpatial = padded.shape.slice(channelsLast ? 1 : 2, channelsLast ? 1 + r : 2 + r);
+    const out = convOutputSizes(paddedSpatial, kernel, p);
+    const batch = x.shape[0];
+    if (batch === 0) {
+      return tf.zeros(channelsLast ? [0, ...out, outChannels] : [0, outChannels, ...out]);
+    }
+    if (nativeFits(r, p)) {
+      const y = nativeConvolution(channelsLast ? padded : toChannelsLast(padded), w, p);
+      return channelsLast ? y : toChannelsFirst(y);
+    }
+    const y = compositeConvolution(channelsLast ? toChannelsFirst(padded) : padded, w, p, out);
+    return channelsLast ? toChannelsLast(y) : y;
+  });
+}
+
+/** tfjs's conv1d/conv2d/conv3d ('valid', channels last), once per group on channel slices. */
+function nativeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams): tf.Tensor {
+  const r = x.rank - 2;
+  const G = p.groups;
+  // (O, C/G, K…) → (K…, C/G, O), tfjs's filter layout
+  const filter = tf.transpose(w, [...Array.from({length: r}, (_, i) => 2 + i), 1, 0]);
+  const C = x.shape[r + 1];
+  const O = w.shape[0];
+  const outputs: tf.Tensor[] = [];
+  for (let g = 0; g < G; g++) {
+    const xg = G === 1 ? x : sliceAxis(x, r + 1, g * (C / G), C / G);
+    const fg = G === 1 ? filter : sliceAxis(filter, r + 1, g * (O / G), O / G);
+    if (r === 1) {
+      outputs.push(tf.conv1d(xg as tf.Tensor3D, fg as tf.Tensor3D, p.strides[0], 'valid', 'NWC', p.dilations[0]));
+    } else if (r === 2) {
+      outputs.push(tf.conv2d(
+          xg as tf.Tensor4D, fg as tf.Tensor4D, p.strides as [number, number], 'valid', 'NHWC',
+          p.dilations as [number, number]));
+    } else {
+      outputs.push(tf.conv3d(
+          xg as tf.Tensor5D, fg as tf.Tensor5D, p.strides as [number, number, number], 'valid', 'NDHWC',
+          p.dilations as [number, number, number]));
+    }
+  }
+  return outputs.length === 1 ? outputs[0] : tf.concat(outputs, r + 1);
+}
+
+function sliceAxis(x: tf.Tensor, axis: number, begin: number, size: number): tf.Tensor {
+  const b = x.shape.map(() => 0);
+  const s = [...x.shape];
+  b[axis] = begin;
+  s[axis] = size;
+  return tf.slice(x, b, s);
+}
+
+/** Every index of `shape`, row-major. */
+function grid(shape: readonly number[]): number[][] {
+  let result: number[][] = [[]];
+  for (const size of shape) {
+    result = result.flatMap(prefix => Array.from({length: size}, (_, i) => [...prefix, i]));
+  }
+  return result;
+}
+
+/**
+ * Window gather + batched matMul (NCX): one strided slice per kernel offset k gives the taps
+ * x[n][c][p·s + k·d] for every output position p; the K slices form [G, C/G·K, N·P], contracted
+ * with W as [G, O/G, C/G·K] in one matMul with the groups as its batch.
+ */
+function compositeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, out: readonly number[]): tf.Tensor {
+  const [N, C] = x.shape;
+  const O = w.shape[0];
+  const G = p.groups;
+  const kernel = w.shape.slice(2);
+  const kernelVolume = kernel.reduce((a, b) => a * b, 1);
+  const positions = out.reduce((a, b) => a * b, 1);
+  const taps = grid(kernel).map(k => tf.stridedSlice(
+      x, [0, 0, ...k.map((v, i) => v * p.dilations[i])],
+      [N, C, ...k.map((v, i) => v * p.dilations[i] + (out[i] - 1) * p.strides[i] + 1)], [1, 1, ...p.strides]));
+  const windows = tf.reshape(taps.length === 1 ? tf.expandDims(taps[0], 2) : tf.stack(taps, 2),
+                             [N, G, (C / G) * kernelVolume, positions]);
+  const columns = tf.reshape(tf.transpose(windows, [1, 2, 0, 3]), [G, (C / G) * kernelVolume, N * positions]);
+  const weights = tf.reshape(w, [G, O / G, (C / G) * kernelVolume]);
+  const y = tf.reshape(tf.matMul(weights, columns), [O, N, positions]);
+  return tf.reshape(tf.transpose(y, [1, 0, 2]), [N, O, ...out]);
+}
+
+/**
+ * The transposed convolution, scattering every input element through the filter:
+ *   y[n][g·O/G + o][i·s − pb + k·d] += x[n][g·C/G + c][i] · W[o][g·C/G + c][k],
+ * W (O/G, C, K…), output size (in − 1)·s − pb − pe + d·(K − 1) + 1 (pe < 0 adds output padding).
+ *
+ * Computed as the convolution it is the data gradient of, written as a gather: x is dilated by
+ * the strides (s − 1 zeros between elements), padded by d·(K−1) − pb and d·(K−1) − pe (crops
+ * where negative), and convolved at stride 1, dilation d with the spatially flipped filter
+ * regrouped to (O, C/G, K…).
+ */
+export function rawConvTranspose(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, channelsLast: boolean): tf.Tensor {
+  return tf.tidy(() => {
+    const r = x.rank - 2;
+    const G = p.groups;
+    const [og, C] = w.shape;
+    const kernel = w.shape.slice(2);
+    let dilated = x;
+    for (let i = 0; i < r; i++) {
+      if (p.strides[i] > 1) dilated = insertZeros(dilated, spatialAxis(channelsLast, i), p.strides[i]);
+    }
+    const regrouped = tf.reshape(
+        tf.transpose(tf.reshape(w, [og, G, C / G, ...kernel]), [1, 0, 2, ...kernel.map((_, i) => 3 + i)]),
+        [og * G, C / G, ...kernel]);
+    const flipped = tf.reverse(regrouped, kernel.map((_, i) => 2 + i));
+    const extents = kernel.map((k, i) => p.dilations[i] * (k - 1));
+    return rawConvolution(
+        dilated, flipped, {
+          strides: kernel.map(() => 1),
+          dilations: p.dilations,
+          padsBegin: extents.map((e, i) => e - p.padsBegin[i]),
+          padsEnd: extents.map((e, i) => e - p.padsEnd[i]),
+          groups: G,
+        },
+        channelsLast);
+  });
+}
+
+/** s − 1 zeros between neighbours along `axis`: length L → (L − 1)·s + 1. */
+function insertZeros(x: tf.Tensor, axis: number, s: number): tf.Tensor {
+  const length = x.shape[axis];
+  const expanded = tf.expandDims(x, axis + 1);
+  const paddings = expanded.shape.map((): [number, number] => [0, 0]);
+  paddings[axis + 1] = [0, s - 1];
+  const spread = tf.reshape(tf.pad(expanded, paddings), [
+    ...x.shape.slice(0, axis), length * s, ...x.shape.slice(axis + 1),
+  ]);
+  return sliceAxis(spread, axis, 0, (length - 1) * s + 1);
+}
