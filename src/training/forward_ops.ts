@@ -5,7 +5,7 @@ import {opError} from '../errors';
 import {computeGeometry, FilterGradientGeometry} from '../geometry';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from '../names';
 import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../ops';
-import {rawConvolution, rawConvTranspose} from './raw_convolution';
+import {rawConvolution, rawConvTranspose, stridedAxis} from './raw_convolution';
 
 /** `convolution`'s attributes: those of ConvolutionBackpropFilters; the filter tensor gives the filter shape. */
 export type ConvolutionAttrs = Omit<ConvolutionBackpropFiltersAttrs, 'filterShape'>;
@@ -204,14 +204,27 @@ function resolve(
   return resolvedFromGeometry(geometry);
 }
 
-function spatialPerm(r: number, offset: number): number[] {
-  return Array.from({length: r}, (_, i) => offset + i);
+/**
+ * Permutes blocks of axes: `blocks` splits w's axes into consecutive runs (sizes in axes), each
+ * run is merged into one axis, the merged axes are transposed by `order`, and the runs expanded
+ * again. Filters' spatial axes move as one block, so every transpose is of rank 3 (webgl has
+ * no rank-5 shader for some ops).
+ */
+function permuteBlocks(w: tf.Tensor, blocks: readonly number[], order: readonly number[]): tf.Tensor {
+  const runs: number[][] = [];
+  let axis = 0;
+  for (const length of blocks) {
+    runs.push(w.shape.slice(axis, axis + length));
+    axis += length;
+  }
+  const merged = tf.reshape(w, runs.map(run => run.reduce((a, b) => a * b, 1)));
+  return tf.reshape(tf.transpose(merged, [...order]), order.flatMap(i => runs[i]));
 }
 
 /** A convolution filter in `format` → (O, C/G, K…). */
 function convFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf.Tensor {
   const r = w.rank - 2;
-  return format === 'OIX' ? w : tf.transpose(w, [r + 1, r, ...spatialPerm(r, 0)]);  // XIO (K…, C/G, O)
+  return format === 'OIX' ? w : permuteBlocks(w, [r, 1, 1], [2, 1, 0]);  // XIO (K…, C/G, O)
 }
 
 /** A transposed-convolution filter in `format` → (O/G, C, K…). */
@@ -219,9 +232,9 @@ function transposedFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf
   const r = w.rank - 2;
   switch (format) {
     case 'OIX': return w;
-    case 'IOX': return tf.transpose(w, [1, 0, ...spatialPerm(r, 2)]);            // (C, O/G, K…)
-    case 'XIO': return tf.transpose(w, [r + 1, r, ...spatialPerm(r, 0)]);        // (K…, C, O/G)
-    default: return tf.transpose(w, [r, r + 1, ...spatialPerm(r, 0)]);           // XOI (K…, O/G, C)
+    case 'IOX': return permuteBlocks(w, [1, 1, r], [1, 0, 2]);  // (C, O/G, K…)
+    case 'XIO': return permuteBlocks(w, [r, 1, 1], [2, 1, 0]);  // (K…, C, O/G)
+    default: return permuteBlocks(w, [r, 1, 1], [1, 2, 0]);     // XOI (K…, O/G, C)
   }
 }
 
@@ -281,17 +294,15 @@ export function convTransposeDataGradient(p: ResolvedConvolution, dy: tf.Tensor,
   switch (p.filterFormat) {
     case 'IOX': format = 'OIX'; break;
     case 'XOI': format = 'XIO'; break;
-    case 'OIX': filter = tf.transpose(w, [1, 0, ...spatialPerm(r, 2)]); format = 'OIX'; break;
-    default: filter = tf.transpose(w, [...spatialPerm(r, 0), r + 1, r]); format = 'XIO'; break;
+    case 'OIX': filter = permuteBlocks(w, [1, 1, r], [1, 0, 2]); format = 'OIX'; break;
+    default: filter = permuteBlocks(w, [r, 1, 1], [0, 2, 1]); format = 'XIO'; break;
   }
   const attrs = explicitAttrs(p);
   attrs.padsEnd = p.padsEnd.map((e, i) => Math.max(0, e - p.outputPadding[i]));
   const full = convolution(dy, filter, {...attrs, filterFormat: format});
   const spatialStart = p.dataFormat === 'NXC' ? 1 : 2;
-  if (full.shape.slice(spatialStart, spatialStart + r).every((size, i) => size === p.inputSpatial[i])) return full;
-  const size = [...full.shape];
-  p.inputSpatial.forEach((s, i) => size[spatialStart + i] = s);
-  return tf.slice(full, full.shape.map(() => 0), size);
+  // Crops axis by axis on rank-3 views (differentiable: reshape and slice).
+  return p.inputSpatial.reduce((t, size, i) => stridedAxis(t, spatialStart + i, 0, size), full);
 }
 
 /** The transposed convolution's y for filter w through the resolved problem (differentiable). */

@@ -35,39 +35,60 @@ function spatialAxis(channelsLast: boolean, i: number) {
   return channelsLast ? 1 + i : 2 + i;
 }
 
-function toChannelsLast(x: tf.Tensor): tf.Tensor {
-  const r = x.rank - 2;
-  return tf.transpose(x, [0, ...Array.from({length: r}, (_, i) => 2 + i), 1]);
+/*
+ * Every op below runs on a view of rank ≤ 4 (axes merged by reshapes): webgl's pad, reverse,
+ * stack and some transposes have no shaders for ranks 5 and 6.
+ */
+
+function product(list: readonly number[]) {
+  return list.reduce((a, b) => a * b, 1);
 }
 
-function toChannelsFirst(x: tf.Tensor): tf.Tensor {
-  const r = x.rank - 2;
-  return tf.transpose(x, [0, r + 1, ...Array.from({length: r}, (_, i) => 1 + i)]);
+/** [N, C, X…] ↔ [N, X…, C] through a rank-3 view. */
+export function toChannelsLast(x: tf.Tensor): tf.Tensor {
+  const [N, C, ...spatial] = x.shape;
+  return tf.reshape(tf.transpose(tf.reshape(x, [N, C, product(spatial)]), [0, 2, 1]), [N, ...spatial, C]);
+}
+
+export function toChannelsFirst(x: tf.Tensor): tf.Tensor {
+  const N = x.shape[0];
+  const C = x.shape[x.rank - 1];
+  const spatial = x.shape.slice(1, x.rank - 1);
+  return tf.reshape(tf.transpose(tf.reshape(x, [N, product(spatial), C]), [0, 2, 1]), [N, C, ...spatial]);
+}
+
+/** x viewed as [outer, L, inner] around `axis`, f applied, and the result viewed back. */
+function onAxis(x: tf.Tensor, axis: number, f: (view: tf.Tensor3D) => tf.Tensor3D): tf.Tensor {
+  const outer = product(x.shape.slice(0, axis));
+  const inner = product(x.shape.slice(axis + 1));
+  const y = f(tf.reshape(x, [outer, x.shape[axis], inner]));
+  return tf.reshape(y, [...x.shape.slice(0, axis), y.shape[1], ...x.shape.slice(axis + 1)]);
+}
+
+/** `count` elements of `axis` from `begin`, `stride` apart. */
+export function stridedAxis(x: tf.Tensor, axis: number, begin: number, count: number, stride = 1): tf.Tensor {
+  if (begin === 0 && count === x.shape[axis] && (stride === 1 || count === 1)) return x;
+  return onAxis(x, axis, view => {
+    const [outer, , inner] = view.shape;
+    return stride === 1 ? tf.slice(view, [0, begin, 0], [outer, count, inner]) :
+                          tf.stridedSlice(view, [0, begin, 0], [outer, begin + (count - 1) * stride + 1, inner], [1, stride, 1]) as
+            tf.Tensor3D;
+  });
 }
 
 /** Pads (positive) or crops (negative) each spatial axis at both ends. */
 export function padOrCrop(
     x: tf.Tensor, begins: readonly number[], ends: readonly number[], channelsLast: boolean): tf.Tensor {
   let result = x;
-  if (begins.some(v => v < 0) || ends.some(v => v < 0)) {
-    const begin = x.shape.map(() => 0);
-    const size = [...x.shape];
-    begins.forEach((b, i) => {
-      const axis = spatialAxis(channelsLast, i);
+  begins.forEach((b, i) => {
+    const e = ends[i];
+    const axis = spatialAxis(channelsLast, i);
+    if (b < 0 || e < 0) {
       const cropBegin = Math.max(0, -b);
-      const cropEnd = Math.max(0, -ends[i]);
-      begin[axis] = cropBegin;
-      size[axis] = Math.max(0, x.shape[axis] - cropBegin - cropEnd);
-    });
-    result = tf.slice(result, begin, size);
-  }
-  if (begins.some(v => v > 0) || ends.some(v => v > 0)) {
-    const paddings = result.shape.map((): [number, number] => [0, 0]);
-    begins.forEach((b, i) => {
-      paddings[spatialAxis(channelsLast, i)] = [Math.max(0, b), Math.max(0, ends[i])];
-    });
-    result = tf.pad(result, paddings);
-  }
+      result = stridedAxis(result, axis, cropBegin, Math.max(0, result.shape[axis] - cropBegin - Math.max(0, -e)));
+    }
+    if (b > 0 || e > 0) result = onAxis(result, axis, view => tf.pad(view, [[0, 0], [Math.max(0, b), Math.max(0, e)], [0, 0]]));
+  });
   return result;
 }
 
@@ -116,13 +137,15 @@ function nativeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams): tf.Ten
   const r = x.rank - 2;
   const G = p.groups;
   // (O, C/G, K…) → (K…, C/G, O), tfjs's filter layout
-  const filter = tf.transpose(w, [...Array.from({length: r}, (_, i) => 2 + i), 1, 0]);
+  const [wo, wc] = w.shape as [number, number];
+  const filter = tf.reshape(tf.transpose(tf.reshape(w, [wo, wc, product(w.shape.slice(2))]), [2, 1, 0]),
+                            [...w.shape.slice(2), wc, wo]);
   const C = x.shape[r + 1];
   const O = w.shape[0];
   const outputs: tf.Tensor[] = [];
   for (let g = 0; g < G; g++) {
-    const xg = G === 1 ? x : sliceAxis(x, r + 1, g * (C / G), C / G);
-    const fg = G === 1 ? filter : sliceAxis(filter, r + 1, g * (O / G), O / G);
+    const xg = G === 1 ? x : stridedAxis(x, r + 1, g * (C / G), C / G);
+    const fg = G === 1 ? filter : stridedAxis(filter, r + 1, g * (O / G), O / G);
     if (r === 1) {
       outputs.push(tf.conv1d(xg as tf.Tensor3D, fg as tf.Tensor3D, p.strides[0], 'valid', 'NWC', p.dilations[0]));
     } else if (r === 2) {
@@ -138,23 +161,6 @@ function nativeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams): tf.Ten
   return outputs.length === 1 ? outputs[0] : tf.concat(outputs, r + 1);
 }
 
-function sliceAxis(x: tf.Tensor, axis: number, begin: number, size: number): tf.Tensor {
-  const b = x.shape.map(() => 0);
-  const s = [...x.shape];
-  b[axis] = begin;
-  s[axis] = size;
-  return tf.slice(x, b, s);
-}
-
-/** Every index of `shape`, row-major. */
-function grid(shape: readonly number[]): number[][] {
-  let result: number[][] = [[]];
-  for (const size of shape) {
-    result = result.flatMap(prefix => Array.from({length: size}, (_, i) => [...prefix, i]));
-  }
-  return result;
-}
-
 /**
  * Window gather + batched matMul (NCX): one strided slice per kernel offset k gives the taps
  * x[n][c][p·s + k·d] for every output position p; the K slices form [G, C/G·K, N·P], contracted
@@ -167,10 +173,14 @@ function compositeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, out:
   const kernel = w.shape.slice(2);
   const kernelVolume = kernel.reduce((a, b) => a * b, 1);
   const positions = out.reduce((a, b) => a * b, 1);
-  const taps = grid(kernel).map(k => tf.stridedSlice(
-      x, [0, 0, ...k.map((v, i) => v * p.dilations[i])],
-      [N, C, ...k.map((v, i) => v * p.dilations[i] + (out[i] - 1) * p.strides[i] + 1)], [1, 1, ...p.strides]));
-  const windows = tf.reshape(taps.length === 1 ? tf.expandDims(taps[0], 2) : tf.stack(taps, 2),
+  // Taps in row-major kernel order, one strided slice per axis on rank-3 views.
+  let taps: tf.Tensor[] = [x];
+  kernel.forEach((size, i) => {
+    taps = taps.flatMap(t => Array.from(
+                            {length: size}, (_, k) => stridedAxis(t, 2 + i, k * p.dilations[i], out[i], p.strides[i])));
+  });
+  const flatTaps = taps.map(t => tf.reshape(t, [N, C, 1, positions]));
+  const windows = tf.reshape(flatTaps.length === 1 ? flatTaps[0] : tf.concat(flatTaps, 2),
                              [N, G, (C / G) * kernelVolume, positions]);
   const columns = tf.reshape(tf.transpose(windows, [1, 2, 0, 3]), [G, (C / G) * kernelVolume, N * positions]);
   const weights = tf.reshape(w, [G, O / G, (C / G) * kernelVolume]);
@@ -198,10 +208,11 @@ export function rawConvTranspose(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, c
     for (let i = 0; i < r; i++) {
       if (p.strides[i] > 1) dilated = insertZeros(dilated, spatialAxis(channelsLast, i), p.strides[i]);
     }
-    const regrouped = tf.reshape(
-        tf.transpose(tf.reshape(w, [og, G, C / G, ...kernel]), [1, 0, 2, ...kernel.map((_, i) => 3 + i)]),
-        [og * G, C / G, ...kernel]);
-    const flipped = tf.reverse(regrouped, kernel.map((_, i) => 2 + i));
+    const kernelVolume = product(kernel);
+    // (O/G, G·C/G, K…) → (G·O/G, C/G, K…), then every spatial axis reversed (on a rank ≤ 4 view)
+    const regrouped = tf.transpose(tf.reshape(w, [og, G, (C / G) * kernelVolume]), [1, 0, 2]);
+    const flipped = tf.reshape(
+        tf.reverse(tf.reshape(regrouped, [og * C, ...kernel]), kernel.map((_, i) => 1 + i)), [og * G, C / G, ...kernel]);
     const extents = kernel.map((k, i) => p.dilations[i] * (k - 1));
     return rawConvolution(
         dilated, flipped, {
@@ -217,12 +228,10 @@ export function rawConvTranspose(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, c
 
 /** s − 1 zeros between neighbours along `axis`: length L → (L − 1)·s + 1. */
 function insertZeros(x: tf.Tensor, axis: number, s: number): tf.Tensor {
-  const length = x.shape[axis];
-  const expanded = tf.expandDims(x, axis + 1);
-  const paddings = expanded.shape.map((): [number, number] => [0, 0]);
-  paddings[axis + 1] = [0, s - 1];
-  const spread = tf.reshape(tf.pad(expanded, paddings), [
-    ...x.shape.slice(0, axis), length * s, ...x.shape.slice(axis + 1),
-  ]);
-  return sliceAxis(spread, axis, 0, (length - 1) * s + 1);
+  return onAxis(x, axis, view => {
+    const [outer, length, inner] = view.shape;
+    const spread = tf.pad(tf.reshape(view, [outer, length, 1, inner]), [[0, 0], [0, 0], [0, s - 1], [0, 0]]);
+    return tf.slice(tf.reshape(spread, [outer, length * s, inner]), [0, 0, 0], [outer, (length - 1) * s + 1, inner]) as
+        tf.Tensor3D;
+  });
 }
