@@ -96,6 +96,42 @@ describe('training: the forward ops', () => {
     tf.dispose([x, w, a, b, c]);
   });
 
+  it('take tensor-likes and leave no tensors behind', () => {
+    const before = tf.memory().numTensors;
+    const y = convolution([[[1], [2], [3]]], [[[1]], [[-1]]], {strides: [1]});  // XIO (K=2, 1, 1)
+    expect(Array.from(y.dataSync())).toEqual([-1, -1]);
+    const t = convTranspose([[[1], [2]]], [[[1]], [[10]]], {strides: [1]});
+    expect(Array.from(t.dataSync())).toEqual([1, 12, 20]);
+    tf.dispose([y, t]);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  // A gradient penalty: the gradient of a loss with respect to the input, squared and summed,
+  // differentiated again (tf.grad inside the checked function; second order through
+  // convolution's data gradient, i.e. through convTranspose, and through the filter-gradient kernels).
+  for (const [label, op, xShape, wShape, attrs] of [
+         ['convolution, groups 2, dilation 2, stride 2, asymmetric pads, NCX', convolution, [2, 4, 9], [4, 2, 3],
+          {strides: [2], dilations: [2], padsBegin: [1], padsEnd: [2], groups: 2, dataFormat: 'NCX', filterFormat: 'OIX'}],
+         ['convTranspose, groups 2, stride 2, output padding 1, NCX', convTranspose, [2, 4, 3, 4], [1, 4, 3, 2],
+          {strides: [2, 2], dilations: [2, 1], padsBegin: [1, 0], padsEnd: [0, 1], outputPadding: [1, 1], groups: 2,
+           dataFormat: 'NCX', filterFormat: 'OIX'}],
+       ] as const) {
+    it(`pass a gradient penalty through nested tf.grad: ${label}`, () => {
+      const x = seededTensor([...xShape], 21);
+      const w = seededTensor([...wShape], 22);
+      const before = tf.memory().numTensors;
+      const penalty = (a: tf.Tensor, b: tf.Tensor) => {
+        const dx = tf.grad((v: tf.Tensor) => tf.sum(tf.square((op as typeof convolution)(v, b, attrs as never))))(a);
+        const dw = tf.grad((v: tf.Tensor) => tf.sum(tf.square((op as typeof convolution)(a, v, attrs as never))))(b);
+        return tf.add(tf.sum(tf.square(dx)), tf.sum(tf.square(dw)));
+      };
+      const report = checkGradients(penalty, [x, w], {maxElementsPerInput: 24});
+      expect(report.maxError).toBeLessThan(1e-3);
+      expect(tf.memory().numTensors).toBe(before);
+      tf.dispose([x, w]);
+    });
+  }
+
   it('report bad calls naming the forward op', () => {
     const x = tf.zeros([1, 6, 4]);
     expect(() => convolution(x, tf.zeros([3, 3, 2]), {strides: [1], groups: 3}))
@@ -114,6 +150,10 @@ describe('training: the forward ops', () => {
         .toThrowError(/^convTranspose: attribute 'outputShape' must hold 1 positive integers/);
     expect(() => convTranspose(x, tf.zeros([3, 4, 2]), {strides: [2], autoPad: 'same_upper', outputShape: [13]}))
         .toThrowError(/^convTranspose: attribute 'outputShape' must be \[12\], the size autoPad 'same_upper' gives/);
+    expect(() => convTranspose(x, tf.zeros([3, 4, 2]), {strides: [2], outputShape: [14], outputPadding: [0]}))
+        .toThrowError(/^convTranspose: attribute 'outputShape' disagrees with outputPadding \[0\] \(it needs \[1\]\)/);
+    expect(() => convolution(x, tf.zeros([3, 4, 2]), {strides: [1], outputShape: [4]} as never))
+        .toThrowError(/^convolution: attribute 'outputShape' is not an attribute of convolution/);
     tf.dispose(x);
   });
 });

@@ -328,7 +328,9 @@ function filterGradientAttrs(p: ResolvedConvolution, attrs: object) {
  * @returns y in dataFormat, float32; d/dinput is the data gradient (a transposed convolution of
  *     dy with the same filter), d/dfilter is the ConvolutionBackpropFilters kernel.
  */
-export function convolution(
+export const convolution = tf.op({convolution_});
+
+function convolution_(
     input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvolutionAttrs): tf.Tensor {
   const x = toFloatTensor(CONVOLUTION, 'input', input);
   const w = toFloatTensor(CONVOLUTION, 'filter', filter);
@@ -364,7 +366,9 @@ export function convolution(
  * @returns y, float32; d/dinput is a convolution of dy with the same filter, d/dfilter the
  *     ConvTransposeBackpropFilters kernel.
  */
-export function convTranspose(
+export const convTranspose = tf.op({convTranspose_});
+
+function convTranspose_(
     input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvTransposeAttrs): tf.Tensor {
   const x = toFloatTensor(CONV_TRANSPOSE, 'input', input);
   const w = toFloatTensor(CONV_TRANSPOSE, 'filter', filter);
