@@ -337,14 +337,15 @@ function convolution_(
   const p = resolve(CONVOLUTION, false, x, w, attrs);
   const gradientAttrs = filterGradientAttrs(p, attrs);
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    // x and w are closed over rather than saved: save() clones, and on wasm a clone copies the
-    // data (which tfjs's IS_TEST leak check also reports as a leak of the forward function).
-    const [xs, ws] = args as [tf.Tensor, tf.Tensor];
+    // Saved, not closed over: under a nested tf.grad, x and w may be intermediates of an outer
+    // gradient that its tidy disposes before this gradient runs; saved tensors are kept.
+    const [xs, ws, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
+    save([xs, ws]);
     return {
       value: forwardValue(p, xs, ws),
-      gradFunc: (dy: tf.Tensor) => [
-        convolutionDataGradient(p, dy, ws),
-        convolutionBackpropFilters(xs, dy, gradientAttrs as ConvolutionBackpropFiltersAttrs),
+      gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) => [
+        convolutionDataGradient(p, dy, wSaved),
+        convolutionBackpropFilters(xSaved, dy, gradientAttrs as ConvolutionBackpropFiltersAttrs),
       ],
     };
   });
@@ -375,14 +376,15 @@ function convTranspose_(
   const p = resolve(CONV_TRANSPOSE, true, x, w, attrs);
   const gradientAttrs = filterGradientAttrs(p, attrs);
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    // x and w are closed over rather than saved: save() clones, and on wasm a clone copies the
-    // data (which tfjs's IS_TEST leak check also reports as a leak of the forward function).
-    const [xs, ws] = args as [tf.Tensor, tf.Tensor];
+    // Saved, not closed over: under a nested tf.grad, x and w may be intermediates of an outer
+    // gradient that its tidy disposes before this gradient runs; saved tensors are kept.
+    const [xs, ws, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
+    save([xs, ws]);
     return {
       value: forwardValue(p, xs, ws),
-      gradFunc: (dy: tf.Tensor) => [
-        convTransposeDataGradient(p, dy, ws),
-        convTransposeBackpropFilters(xs, dy, gradientAttrs as ConvTransposeBackpropFiltersAttrs),
+      gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) => [
+        convTransposeDataGradient(p, dy, wSaved),
+        convTransposeBackpropFilters(xSaved, dy, gradientAttrs as ConvTransposeBackpropFiltersAttrs),
       ],
     };
   });
