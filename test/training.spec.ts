@@ -77,6 +77,10 @@ describe('training: the forward ops', () => {
            [{strides: [1, 1], dilations: [2, 1], padsBegin: [1, 0], padsEnd: [0, 2]}, [2, 6, 5, 3], [3, 2, 3, 4]],
            [{strides: [2], padsBegin: [1], padsEnd: [0], dataFormat: 'NCX', filterFormat: 'OIX'}, [1, 3, 9], [2, 3, 3]],
            [{strides: [1, 2, 1]}, [1, 4, 5, 3, 2], [2, 2, 2, 2, 3]],
+           // depthwiseConv2d with a channel multiplier of 3, and with a negative-free explicit pad
+           [{strides: [1, 1], dilations: [2, 1], padsBegin: [0, 2], padsEnd: [1, 0], groups: 2}, [2, 5, 6, 2], [3, 2, 1, 6]],
+           // one conv2d per group, pads given to conv2d
+           [{strides: [2, 1], padsBegin: [1, 0], padsEnd: [0, 1], groups: 2}, [1, 6, 5, 4], [2, 3, 2, 4]],
          ] as const) {
       const x = seededTensor([...xShape], 11);
       const w = seededTensor([...wShape], 12);

@@ -221,12 +221,6 @@ function permuteBlocks(w: tf.Tensor, blocks: readonly number[], order: readonly 
   return tf.reshape(tf.transpose(merged, [...order]), order.flatMap(i => runs[i]));
 }
 
-/** A convolution filter in `format` → (O, C/G, K…). */
-function convFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf.Tensor {
-  const r = w.rank - 2;
-  return format === 'OIX' ? w : permuteBlocks(w, [r, 1, 1], [2, 1, 0]);  // XIO (K…, C/G, O)
-}
-
 /** A transposed-convolution filter in `format` → (O/G, C, K…). */
 function transposedFilterToOIX(w: tf.Tensor, format: TransposedFilterFormat): tf.Tensor {
   const r = w.rank - 2;
@@ -246,7 +240,7 @@ function rawParams(p: ResolvedConvolution) {
 function forwardValue(p: ResolvedConvolution, x: tf.Tensor, w: tf.Tensor): tf.Tensor {
   return tf.tidy(() => {
     const channelsLast = p.dataFormat === 'NXC';
-    if (!p.transposed) return rawConvolution(x, convFilterToOIX(w, p.filterFormat), rawParams(p), channelsLast);
+    if (!p.transposed) return rawConvolution(x, w, rawParams(p), channelsLast, p.filterFormat as FilterFormat);
     return rawConvTranspose(
         x, transposedFilterToOIX(w, p.filterFormat),
         {...rawParams(p), padsEnd: p.padsEnd.map((e, i) => e - p.outputPadding[i])}, channelsLast);

@@ -92,14 +92,16 @@ export function padOrCrop(
   return result;
 }
 
-function nativeKernelName(spatialRank: number) {
+function nativeKernelName(spatialRank: number, inputChannels: number, groups: number) {
+  if (spatialRank === 2 && groups > 1 && inputChannels === groups) return 'DepthwiseConv2dNative';
   return spatialRank === 3 ? 'Conv3D' : 'Conv2D';
 }
 
-function nativeFits(spatialRank: number, p: RawConvParams): boolean {
+function nativeFits(spatialRank: number, p: RawConvParams, inputChannels: number): boolean {
   if (implementation === 'composite') return false;
   const unit = (list: readonly number[]) => list.every(v => v === 1);
-  return (unit(p.strides) || unit(p.dilations)) && tf.getKernel(nativeKernelName(spatialRank), tf.getBackend()) != null;
+  return (unit(p.strides) || unit(p.dilations)) &&
+      tf.getKernel(nativeKernelName(spatialRank, inputChannels, p.groups), tf.getBackend()) != null;
 }
 
 /** Output spatial sizes of a convolution of an already padded src. */
@@ -107,41 +109,71 @@ function convOutputSizes(paddedSpatial: readonly number[], kernel: readonly numb
   return paddedSpatial.map((size, i) => Math.floor((size - p.dilations[i] * (kernel[i] - 1) - 1) / p.strides[i]) + 1);
 }
 
+/** (O, C/G, K…) ↔ (K…, C/G, O) through a rank-3 view. */
+function oixToXio(w: tf.Tensor): tf.Tensor {
+  const [o, c] = w.shape as [number, number];
+  const kernel = w.shape.slice(2);
+  return tf.reshape(tf.transpose(tf.reshape(w, [o, c, product(kernel)]), [2, 1, 0]), [...kernel, c, o]);
+}
+
+function xioToOix(w: tf.Tensor): tf.Tensor {
+  const r = w.rank - 2;
+  const [c, o] = w.shape.slice(r) as [number, number];
+  const kernel = w.shape.slice(0, r);
+  return tf.reshape(tf.transpose(tf.reshape(w, [product(kernel), c, o]), [2, 1, 0]), [o, c, ...kernel]);
+}
+
 /**
- * y = x ⋆ W: x [N, C, X…] (channelsLast: [N, X…, C]), W (O, C/G, K…) → y in x's layout.
- * Pads may be negative (crop). The caller has checked that the sizes are consistent.
+ * y = x ⋆ W: x [N, C, X…] (channelsLast: [N, X…, C]), W (O, C/G, K…) or, with filterLayout
+ * 'XIO', (K…, C/G, O) → y in x's layout. Pads may be negative (crop). The caller has checked
+ * that the sizes are consistent.
  */
-export function rawConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams, channelsLast: boolean): tf.Tensor {
+export function rawConvolution(
+    x: tf.Tensor, w: tf.Tensor, p: RawConvParams, channelsLast: boolean, filterLayout: 'OIX' | 'XIO' = 'OIX'): tf.Tensor {
   return tf.tidy(() => {
     const r = x.rank - 2;
-    const kernel = w.shape.slice(2);
-    const outChannels = w.shape[0];
-    const padded = padOrCrop(x, p.padsBegin, p.padsEnd, channelsLast);
-    const paddedSpatial = padded.shape.slice(channelsLast ? 1 : 2, channelsLast ? 1 + r : 2 + r);
-    const out = convOutputSizes(paddedSpatial, kernel, p);
-    const batch = x.shape[0];
-    if (batch === 0) {
+    const kernel = filterLayout === 'OIX' ? w.shape.slice(2) : w.shape.slice(0, r);
+    const outChannels = filterLayout === 'OIX' ? w.shape[0] : w.shape[r + 1];
+    const inputSpatial = x.shape.slice(channelsLast ? 1 : 2, channelsLast ? 1 + r : 2 + r);
+    const out = convOutputSizes(inputSpatial.map((size, i) => size + p.padsBegin[i] + p.padsEnd[i]), kernel, p);
+    if (x.shape[0] === 0) {
       return tf.zeros(channelsLast ? [0, ...out, outChannels] : [0, outChannels, ...out]);
     }
-    if (nativeFits(r, p)) {
-      const y = nativeConvolution(channelsLast ? padded : toChannelsLast(padded), w, p);
+    const inputChannels = x.shape[channelsLast ? r + 1 : 1];
+    if (nativeFits(r, p, inputChannels)) {
+      const xLast = channelsLast ? x : toChannelsLast(x);
+      // conv2d and depthwiseConv2d take explicit pads; otherwise pad first and run 'valid'.
+      const explicit = r === 2 && [...p.padsBegin, ...p.padsEnd].every(v => v >= 0);
+      const y = nativeConvolution(
+          explicit ? xLast : padOrCrop(xLast, p.padsBegin, p.padsEnd, true), filterLayout === 'XIO' ? w : oixToXio(w), p,
+          explicit);
       return channelsLast ? y : toChannelsFirst(y);
     }
-    const y = compositeConvolution(channelsLast ? toChannelsFirst(padded) : padded, w, p, out);
+    const padded = padOrCrop(channelsLast ? toChannelsFirst(x) : x, p.padsBegin, p.padsEnd, false);
+    const y = compositeConvolution(padded, filterLayout === 'OIX' ? w : xioToOix(w), p, out);
     return channelsLast ? toChannelsLast(y) : y;
   });
 }
 
-/** tfjs's conv1d/conv2d/conv3d ('valid', channels last), once per group on channel slices. */
-function nativeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams): tf.Tensor {
+/**
+ * tfjs's conv1d/conv2d/conv3d (channels last, filter (K…, C/G, O)), once per group on channel
+ * slices, or depthwiseConv2d for 2-D problems with one input channel per group. `explicitPads`:
+ * x is unpadded and the pads go to the op (2-D); otherwise x is padded and the op runs 'valid'.
+ */
+function nativeConvolution(x: tf.Tensor, filter: tf.Tensor, p: RawConvParams, explicitPads: boolean): tf.Tensor {
   const r = x.rank - 2;
   const G = p.groups;
-  // (O, C/G, K…) → (K…, C/G, O), tfjs's filter layout
-  const [wo, wc] = w.shape as [number, number];
-  const filter = tf.reshape(tf.transpose(tf.reshape(w, [wo, wc, product(w.shape.slice(2))]), [2, 1, 0]),
-                            [...w.shape.slice(2), wc, wo]);
   const C = x.shape[r + 1];
-  const O = w.shape[0];
+  const O = filter.shape[r + 1];
+  const pad2d: 'valid' | [[number, number], [number, number], [number, number], [number, number]] = explicitPads ?
+      [[0, 0], [p.padsBegin[0], p.padsEnd[0]], [p.padsBegin[1], p.padsEnd[1]], [0, 0]] :
+      'valid';
+  if (r === 2 && G > 1 && C === G) {
+    // (KH, KW, 1, O) = (KH, KW, C, O/C): output channel g·(O/G) + m is depthwise's c·mult + m.
+    return tf.depthwiseConv2d(
+        x as tf.Tensor4D, tf.reshape(filter, [filter.shape[0] as number, filter.shape[1] as number, C, O / C]) as tf.Tensor4D,
+        p.strides as [number, number], pad2d, 'NHWC', p.dilations as [number, number]);
+  }
   const outputs: tf.Tensor[] = [];
   for (let g = 0; g < G; g++) {
     const xg = G === 1 ? x : stridedAxis(x, r + 1, g * (C / G), C / G);
@@ -150,7 +182,7 @@ function nativeConvolution(x: tf.Tensor, w: tf.Tensor, p: RawConvParams): tf.Ten
       outputs.push(tf.conv1d(xg as tf.Tensor3D, fg as tf.Tensor3D, p.strides[0], 'valid', 'NWC', p.dilations[0]));
     } else if (r === 2) {
       outputs.push(tf.conv2d(
-          xg as tf.Tensor4D, fg as tf.Tensor4D, p.strides as [number, number], 'valid', 'NHWC',
+          xg as tf.Tensor4D, fg as tf.Tensor4D, p.strides as [number, number], pad2d, 'NHWC',
           p.dilations as [number, number]));
     } else {
       outputs.push(tf.conv3d(
