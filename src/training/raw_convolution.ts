@@ -20,10 +20,10 @@ export type ForwardImplementation = 'auto' | 'native' | 'composite';
 let implementation: ForwardImplementation = 'auto';
 
 /**
- * Which forward path convolutions take: 'auto' (tfjs's native conv1d/conv2d/conv3d per group
- * where they fit — strides or dilations all 1 and the backend has the kernel — else the
- * composite), or one of them forced ('native' still falls back to the composite where the native
- * op cannot run). For tests and comparisons; returns the previous setting.
+ * Which forward path convolutions take: 'auto' (tfjs's native conv1d/conv2d/conv3d per group,
+ * or depthwiseConv2d, where the backend has the kernel — at stride 1 and subsampled when both
+ * strides and dilations are above 1 — else the composite), or one of them forced ('native' is
+ * 'auto'). For tests and comparisons; returns the previous setting.
  */
 export function setForwardImplementation(value: ForwardImplementation): ForwardImplementation {
   const previous = implementation;
@@ -99,9 +99,11 @@ function nativeKernelName(spatialRank: number, inputChannels: number, groups: nu
 
 function nativeFits(spatialRank: number, p: RawConvParams, inputChannels: number): boolean {
   if (implementation === 'composite') return false;
-  const unit = (list: readonly number[]) => list.every(v => v === 1);
-  return (unit(p.strides) || unit(p.dilations)) &&
-      tf.getKernel(nativeKernelName(spatialRank, inputChannels, p.groups), tf.getBackend()) != null;
+  return tf.getKernel(nativeKernelName(spatialRank, inputChannels, p.groups), tf.getBackend()) != null;
+}
+
+function allOnes(list: readonly number[]) {
+  return list.every(v => v === 1);
 }
 
 /** Output spatial sizes of a convolution of an already padded src. */
@@ -142,11 +144,16 @@ export function rawConvolution(
     const inputChannels = x.shape[channelsLast ? r + 1 : 1];
     if (nativeFits(r, p, inputChannels)) {
       const xLast = channelsLast ? x : toChannelsLast(x);
+      // tfjs's conv ops take strides or dilations, not both: with both, the op runs at stride 1
+      // and its output is subsampled (s^r times the work, still far faster than the composite).
+      const subsample = !allOnes(p.strides) && !allOnes(p.dilations);
+      const q = subsample ? {...p, strides: p.strides.map(() => 1)} : p;
       // conv2d and depthwiseConv2d take explicit pads; otherwise pad first and run 'valid'.
       const explicit = r === 2 && [...p.padsBegin, ...p.padsEnd].every(v => v >= 0);
-      const y = nativeConvolution(
-          explicit ? xLast : padOrCrop(xLast, p.padsBegin, p.padsEnd, true), filterLayout === 'XIO' ? w : oixToXio(w), p,
+      let y = nativeConvolution(
+          explicit ? xLast : padOrCrop(xLast, p.padsBegin, p.padsEnd, true), filterLayout === 'XIO' ? w : oixToXio(w), q,
           explicit);
+      if (subsample) out.forEach((size, i) => y = stridedAxis(y, 1 + i, 0, size, p.strides[i]));
       return channelsLast ? y : toChannelsFirst(y);
     }
     const padded = padOrCrop(channelsLast ? toChannelsFirst(x) : x, p.padsBegin, p.padsEnd, false);
