@@ -204,6 +204,11 @@ describe('checkGradients', () => {
     x.dispose();
   });
 
+  it('rejects non-float inputs', () => {
+    expect(() => checkGradients(a => a, [tf.tensor([1, 2], [2], 'int32')]))
+        .toThrowError(`checkGradients: input 0 must be float32, got 'int32'`);
+  });
+
   it('accepts tensor-likes and disposes what it made', () => {
     const before = tf.memory().numTensors;
     const report = checkGradients((a, b) => tf.mul(a, b), [[1, 2, 3], [4, 5, 6]]);

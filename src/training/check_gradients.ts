@@ -1,5 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
+import {opError} from '../errors';
+
 export interface CheckGradientsOptions {
   /**
    * Half the finite-difference step, relative to each element's magnitude: an element v is
@@ -75,7 +77,7 @@ export function checkGradients(
   const created = xs.filter((x, i) => x !== inputs[i]);
   try {
     xs.forEach((x, i) => {
-      if (x.dtype !== 'float32') throw new Error(`checkGradients: input ${i} must be float32, got ${x.dtype}`);
+      if (x.dtype !== 'float32') throw opError('checkGradients', `input ${i}`, 'must be float32', x.dtype);
     });
     const probe = tf.tidy(() => f(...xs));
     const outputSize = probe.size;
@@ -182,9 +184,9 @@ export function checkGradients(
           r.maxError <= tolerance ? 'ok' : 'FAILED'}, worst at ${
           r.worstIndex < 0 ? 'the random direction' : `element ${r.worstIndex}`}: analytic ${r.analyticAtWorst}, numeric ${
           r.numericAtWorst} (${r.elementsChecked} elements and one direction checked)`);
-      throw new Error(
-          `checkGradients: gradients differ from central finite differences (epsilon ${epsilon}, tolerance ${
-              tolerance}):\n${lines.join('\n')}`);
+      throw opError(
+          'checkGradients', 'gradients',
+          `differ from central finite differences (epsilon ${epsilon}, tolerance ${tolerance}):\n${lines.join('\n')}`);
     }
     return {maxError, inputs: reports};
   } finally {
