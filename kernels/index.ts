@@ -6,6 +6,7 @@
 import {registerKernel} from '@tensorflow/tfjs-core';
 
 import {registerFilterGradientGradients} from '../src/training/gradients';
+import {registerMissingTfjsGradients} from '../src/training/tfjs_gradients';
 
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
@@ -33,6 +34,8 @@ for (const config of [...convolutionBackpropFiltersNodeConfigs, ...convTranspose
 
 // Gradients of both kernels (second order through them; see src/training/gradients.ts).
 registerFilterGradientGradients();
+// tfjs has no gradient for its Conv3DBackpropInputV2 (tf.conv3dTranspose): one from our ops.
+registerMissingTfjsGradients();
 
 export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';

@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {execFileSync} from 'node:child_process';
 import * as path from 'node:path';
 
-import {convolution, convTranspose} from '../kernels/index';
+import {checkGradients, convolution, convTranspose} from '../kernels/index';
 import {seededTensor} from './helpers/util';
 
 const root = path.resolve(__dirname, '..');
@@ -61,6 +61,35 @@ describe('training with a tfjs optimizer', () => {
       expect(tf.memory().numTensors).toBe(before + 2);
       optimizer.dispose();
       tf.dispose([x, target, w]);
+    });
+  }
+});
+
+describe('the gradient of tfjs\'s Conv3DBackpropInputV2 (registered by this package)', () => {
+  for (const pad of ['same', 'valid'] as const) {
+    it(`makes tf.conv3dTranspose differentiable (pad '${pad}'), matching finite differences and convTranspose`, () => {
+      const x = seededTensor([2, 2, 3, 2, 4], 41);   // NDHWC, 4 channels
+      const w = seededTensor([2, 3, 2, 3, 4], 42);   // (K…, out 3, in 4) as tf.conv3dTranspose takes it
+      const outputShape: [number, number, number, number, number] =
+          pad === 'same' ? [2, 4, 6, 4, 3] : [2, 4, 7, 4, 3];
+      const f = (a: tf.Tensor, b: tf.Tensor) =>
+          tf.conv3dTranspose(a as tf.Tensor5D, b as tf.Tensor5D, outputShape, 2, pad);
+      const report = checkGradients(f, [x, w], {maxElementsPerInput: 24});
+      expect(report.maxError).toBeLessThan(1e-3);
+      // The same through convTranspose, whose XOI filter (K…, O/G, C) is tfjs's layout.
+      const g = (a: tf.Tensor, b: tf.Tensor) => convTranspose(
+          a, b, {strides: [2, 2, 2], autoPad: pad === 'same' ? 'same_upper' : 'valid', filterFormat: 'XOI',
+                 outputShape: outputShape.slice(1, 4)});
+      const dy = seededTensor(outputShape, 43);
+      const ours = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(g(a, b), dy)))([x, w]);
+      const theirs = tf.grads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(f(a, b), dy)))([x, w]);
+      for (let i = 0; i < 2; i++) {
+        const [a, b] = [ours[i].dataSync(), theirs[i].dataSync()];
+        let worst = 0;
+        for (let j = 0; j < a.length; j++) worst = Math.max(worst, Math.abs(a[j] - b[j]));
+        expect(worst).toBeLessThan(1e-4);
+      }
+      tf.dispose([x, w, dy, ...ours, ...theirs]);
     });
   }
 });
