@@ -1,0 +1,145 @@
+/**
+ * `npm run fuzz -- --backend <name> [--count N] [--seed S] [options]`: the differential fuzzer.
+ * Random valid problems of both ops (test/fuzz/problems.ts) checked against the float64
+ * reference on one backend; failures are shrunk and printed with their seed and a
+ * self-contained reproducer. Exit code 1 when any problem fails.
+ *
+ *   --backend      cpu | cpu-composite | wasm | tensorflow (when tfjs-node loads) | webgl
+ *   --count N      problems (default 1000)
+ *   --seed S       run seed (default 1); problem i has seed problemSeed(S, i)
+ *   --start I      first problem index (default 0), to resume or split a run
+ *   --problem P    run only the problem of seed P (as printed by a failure)
+ *   --specials     none | src | any: where NaN/±Inf/zeros may go (default: the backend's, test/fuzz/settings.ts)
+ *   --special-rate share of problems with specials (default 0.2)
+ *   --max-failures stop after this many failures (default 5)
+ *   --no-shrink    print failures as found, unshrunk
+ *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl1, webgl1-unpacked, float16
+ *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
+ *
+ * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
+ * options as client args), as bench/webgl.ts does.
+ */
+import * as path from 'path';
+
+export interface FuzzCliOptions {
+  backend: string;
+  count: number;
+  seed: number;
+  start: number;
+  problem?: number;
+  specials?: 'none' | 'src' | 'any';
+  specialRate?: number;
+  maxFailures: number;
+  shrink: boolean;
+  env?: string;
+  recycle?: number;
+}
+
+function parseArguments(argv: readonly string[]): FuzzCliOptions {
+  const options: FuzzCliOptions = {backend: '', count: 1000, seed: 1, start: 0, maxFailures: 5, shrink: true};
+  const integer = (flag: string, text: string | undefined, minimum: number) => {
+    const value = Number(text);
+    if (!Number.isSafeInteger(value) || value < minimum) throw new Error(`${flag} needs an integer ≥ ${minimum}, got '${text}'`);
+    return value;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const next = () => argv[++i];
+    switch (flag) {
+      case '--backend': options.backend = next(); break;
+      case '--count': options.count = integer(flag, next(), 1); break;
+      case '--seed': options.seed = integer(flag, next(), 0); break;
+      case '--start': options.start = integer(flag, next(), 0); break;
+      case '--problem': options.problem = integer(flag, next(), 0); break;
+      case '--max-failures': options.maxFailures = integer(flag, next(), 1); break;
+      case '--recycle': options.recycle = integer(flag, next(), 1); break;
+      case '--no-shrink': options.shrink = false; break;
+      case '--env': options.env = next(); break;
+      case '--special-rate': {
+        const rate = Number(next());
+        if (!(rate >= 0 && rate <= 1)) throw new Error(`--special-rate needs a number in [0, 1]`);
+        options.specialRate = rate;
+        break;
+      }
+      case '--specials': {
+        const value = next();
+        if (value !== 'none' && value !== 'src' && value !== 'any') throw new Error(`--specials takes none, src or any, got '${value}'`);
+        options.specials = value;
+        break;
+      }
+      default: throw new Error(`unknown argument '${flag}' (see the header of test/fuzz/cli.ts)`);
+    }
+  }
+  if (!options.backend) throw new Error('--backend is required: cpu, cpu-composite, wasm, tensorflow or webgl');
+  return options;
+}
+
+interface KarmaApi {
+  config: {parseConfig(file: string, overrides: object, options: object): Promise<object>};
+  Server: new (config: object, done: (exitCode: number) => void) => {start(): Promise<void>};
+}
+
+async function runInBrowser(options: FuzzCliOptions) {
+  const root = path.resolve(__dirname, '..', '..');
+  const page = path.join(root, 'test', 'browser', 'fuzz.spec.ts');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const karma = require('karma') as KarmaApi;
+  const config = await karma.config.parseConfig(
+      path.join(root, 'karma.conf.js'), {
+        files: [{pattern: page, watched: false}],
+        preprocessors: {[page]: ['esbuild']},
+        reporters: ['dots', 'summary'],
+        client: {args: [JSON.stringify({fuzz: options})], captureConsole: true, jasmine: {random: false, timeoutInterval: 24 * 3600 * 1000}},
+        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: true},
+      },
+      {promiseConfig: true, throwErrors: true});
+  await new karma.Server(config, exitCode => process.exit(exitCode)).start();
+}
+
+async function runInNode(options: FuzzCliOptions) {
+  const tf = await import('@tensorflow/tfjs-core');
+  await import('@tensorflow/tfjs-backend-cpu');
+  await import('@tensorflow/tfjs-backend-wasm');
+  await import('../../kernels/index');
+  const {registerCpuCompositeBackend} = await import('../helpers/composite_backends');
+  const {TENSORFLOW_BACKEND} = await import('../backends');
+  const {describeSummary, runFuzz} = await import('./fuzz');
+  const {fuzzSettings} = await import('./settings');
+  tf.env().set('IS_TEST', true);  // no "install tfjs-node" banner
+  registerCpuCompositeBackend();
+  if (options.backend === 'tensorflow' && !TENSORFLOW_BACKEND.loaded) {
+    throw new Error(`the tensorflow backend needs @tensorflow/tfjs-node, which does not load here: ${TENSORFLOW_BACKEND.reason}`);
+  }
+  if (!(await tf.setBackend(options.backend))) throw new Error(`backend '${options.backend}' did not initialize`);
+  const settings = fuzzSettings(options.backend);
+  const specials = options.specials ?? settings.specials;
+  console.log(`fuzz on ${options.backend}: ${options.problem !== undefined ? `problem ${options.problem}` : `${
+      options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
+      options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}`);
+  const summary = runFuzz({
+    backend: options.backend,
+    seed: options.seed,
+    count: options.count,
+    start: options.start,
+    problem: options.problem,
+    check: {atol: settings.atol, rtol: settings.rtol},
+    generate: {specials, specialRate: options.specialRate},
+    shrink: options.shrink,
+    maxFailures: options.maxFailures,
+    progressEvery: 1000,
+    progress: (done, s) => console.log(`  ${done} problems, ${s.failures.length} failed, ${(s.milliseconds / 1000).toFixed(1)} s`),
+  });
+  console.log(describeSummary(summary));
+  process.exit(summary.failures.length === 0 ? 0 : 1);
+}
+
+async function main() {
+  const options = parseArguments(process.argv.slice(2));
+  if (options.backend.startsWith('webgl')) await runInBrowser(options);
+  else await runInNode(options);
+}
+
+main().catch(error => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(2);
+});

@@ -1,0 +1,112 @@
+/**
+ * One fuzz run on the current backend: problems `seed`, `count` (problem i from
+ * problemSeed(seed, i)), each checked against the reference; failures are shrunk and come
+ * back with their seed and a reproducer. Used by `npm run fuzz` (test/fuzz/cli.ts), the Node CI
+ * sample (test/fuzz.spec.ts) and the browser one (test/browser/fuzz.spec.ts).
+ */
+import {FuzzProblem, generateProblem, GenerateOptions} from './problems';
+import {problemSeed} from './random';
+import {CheckOptions, expectedOf, reproducer, runProblem, shrink} from './runner';
+
+export interface FuzzFailure {
+  index: number;
+  seed: number;
+  failure: string;
+  /** The shrunk problem's failure and snippet. */
+  shrunkFailure: string;
+  reproducer: string;
+}
+
+export interface FuzzSummary {
+  backend: string;
+  seed: number;
+  count: number;
+  passed: number;
+  failures: FuzzFailure[];
+  milliseconds: number;
+  /** Problems by op, rank and whether they had special values, for the report. */
+  mix: Record<string, number>;
+}
+
+export interface FuzzRunOptions {
+  backend: string;
+  seed: number;
+  count: number;
+  /** First problem index (to resume or split a long run). */
+  start?: number;
+  check: CheckOptions;
+  generate?: GenerateOptions;
+  /** Only this problem seed (overrides seed/count/start). */
+  problem?: number;
+  /** Shrink failures (default true). */
+  shrink?: boolean;
+  /** Stop after this many failures (default 5). */
+  maxFailures?: number;
+  /** Called every `progressEvery` problems. */
+  progress?: (done: number, summary: FuzzSummary) => void;
+  progressEvery?: number;
+  /** What follows `--backend` in the command that reproduces a problem (default: `backend`). */
+  cliBackend?: string;
+  /** Precomputed expectations, e.g. shared by several backends of one process. */
+  expected?: (problem: FuzzProblem) => ReturnType<typeof expectedOf>;
+}
+
+export function runFuzz(options: FuzzRunOptions): FuzzSummary {
+  const start = options.start ?? 0;
+  const started = Date.now();
+  const summary: FuzzSummary = {
+    backend: options.backend, seed: options.seed, count: 0, passed: 0, failures: [], milliseconds: 0, mix: {},
+  };
+  const indices = options.problem !== undefined ? [-1] : Array.from({length: options.count}, (_, i) => start + i);
+  for (const index of indices) {
+    const seed = options.problem ?? problemSeed(options.seed, index);
+    const problem = generateProblem(seed, options.generate);
+    const key = `${problem.spec.transposed ? 'deconv' : 'conv'}${problem.spec.inputSpatial.length}d${
+        problem.spec.specials.length ? '+specials' : ''}`;
+    summary.mix[key] = (summary.mix[key] ?? 0) + 1;
+    const expected = options.expected?.(problem) ?? expectedOf(problem);
+    const failure = runProblem(problem, options.check, expected);
+    summary.count++;
+    if (failure === undefined) {
+      summary.passed++;
+    } else {
+      const generate = options.generate ?? {};
+      const command = `npm run fuzz -- --backend ${options.cliBackend ?? options.backend}${
+          generate.specials !== undefined ? ` --specials ${generate.specials}` : ''}${
+          generate.specialRate !== undefined ? ` --special-rate ${generate.specialRate}` : ''} --problem ${seed}`;
+      const origin = options.problem !== undefined ? `problem seed ${seed}: ${command}` :
+                                                     `problem ${index} of --seed ${options.seed}, problem seed ${seed}: ${command}`;
+      const shrunk = options.shrink === false ? {problem, failure} : shrink(problem, failure, options.check);
+      summary.failures.push({
+        index,
+        seed,
+        failure,
+        shrunkFailure: shrunk.failure,
+        reproducer: reproducer(
+            shrunk.problem, options.backend, shrunk.failure,
+            shrunk.problem === problem ? origin : `shrunk from ${origin}`),
+      });
+      if (summary.failures.length >= (options.maxFailures ?? 5)) break;
+    }
+    if (options.progress && summary.count % (options.progressEvery ?? 1000) === 0) {
+      summary.milliseconds = Date.now() - started;
+      options.progress(summary.count, summary);
+    }
+  }
+  summary.milliseconds = Date.now() - started;
+  return summary;
+}
+
+export function describeSummary(summary: FuzzSummary): string {
+  const mix = Object.entries(summary.mix).sort().map(([k, v]) => `${k} ${v}`).join(', ');
+  const lines = [
+    `fuzz on ${summary.backend}: ${summary.passed} of ${summary.count} problems passed (seed ${summary.seed}) in ${
+        (summary.milliseconds / 1000).toFixed(1)} s [${mix}]`,
+  ];
+  for (const f of summary.failures) {
+    lines.push(
+        `\nFAILED problem ${f.index} (problem seed ${f.seed}): ${f.failure}`,
+        `minimal reproducer (${f.shrunkFailure}):`, f.reproducer);
+  }
+  return lines.join('\n');
+}
