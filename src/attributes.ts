@@ -56,6 +56,9 @@ export interface ParsedAttributes {
   readonly filterShape: readonly number[] | undefined;
 }
 
+/** The largest value any size or index attribute may take: tfjs sizes and indices are int32. */
+const MAX_INT32 = 2 ** 31 - 1;
+
 const AUTO_PADS: readonly AutoPad[] = ['none', 'same_upper', 'same_lower', 'valid'];
 const DATA_FORMATS: readonly DataFormat[] = ['NXC', 'NCX'];
 const CONV_FILTER_FORMATS: readonly FilterFormat[] = ['XIO', 'OIX'];
@@ -90,6 +93,11 @@ function readIntegerList(
       list.every(v => typeof v === 'number' && Number.isSafeInteger(v) && v >= minimum);
   if (!valid) {
     throw opError(op, `attribute '${name}'`, `must hold ${count} ${kind} integers ${rankNote}`, value);
+  }
+  if ((list as number[]).some(v => v > MAX_INT32)) {
+    // Safe integers, but past what tfjs sizes and indices (int32; int uniforms on webgl) hold:
+    // kernels would wrap them or size intermediates by them.
+    throw opError(op, `attribute '${name}'`, `must hold values of at most ${MAX_INT32} (tfjs sizes are int32)`, value);
   }
   return list as number[];
 }

@@ -88,6 +88,13 @@ export interface GeometryInputs {
 }
 
 const MAX_ELEMENTS = 2 ** 31 - 1;
+/**
+ * The largest result this package allocates: 2^28 float32 elements, 1 GiB (the composite kernel
+ * also sums into float64: 3 GiB in all). Filters of real networks stay below ~10^8 elements
+ * (VGG-16's fc6 as a 7×7 convolution: 1.03·10^8); anything larger would otherwise fail deep
+ * inside a backend (an ArrayBuffer, texture or wasm heap allocation) or take the process down.
+ */
+const MAX_FILTER_ELEMENTS = 2 ** 28;
 
 /** Validates everything against DESIGN.md §2–3 and returns the frozen canonical problem. */
 export function computeGeometry(
@@ -147,6 +154,11 @@ export function computeGeometry(
   const filterSize = filterShape.reduce((a, b) => a * b, 1);
   if (filterSize > MAX_ELEMENTS) {
     throw opError(op, `filter shape [${filterShape}]`, `must hold at most ${MAX_ELEMENTS} elements`);
+  }
+  if (filterSize > MAX_FILTER_ELEMENTS) {
+    throw opError(
+        op, `filter shape [${filterShape}]`,
+        `must hold at most ${MAX_FILTER_ELEMENTS} elements (1 GiB of float32) for the result to fit in memory`, filterSize);
   }
 
   const pads = resolvePads(parsed, inputLayout.spatial, kernelSizes, transposed);

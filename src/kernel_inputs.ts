@@ -1,4 +1,5 @@
-import type {KernelBackend, NamedAttrMap, NamedTensorInfoMap} from '@tensorflow/tfjs-core';
+import {engine} from '@tensorflow/tfjs-core';
+import type {KernelBackend, NamedAttrMap, NamedTensorInfoMap, TensorInfo} from '@tensorflow/tfjs-core';
 
 import {opError} from './errors';
 import {computeGeometry, FilterGradientGeometry} from './geometry';
@@ -12,6 +13,9 @@ export function geometryOfKernelCall(
     op: OpName, inputs: NamedTensorInfoMap, backend: KernelBackend,
     attrs: NamedAttrMap | undefined): FilterGradientGeometry {
   const {input, outputDelta, filterShape} = inputs;
+  checkNotDisposed(op, 'input', input, backend);
+  checkNotDisposed(op, 'outputDelta', outputDelta, backend);
+  checkNotDisposed(op, 'filterShape', filterShape, backend);
   let filterShapeValues: ArrayLike<number> | undefined;
   if (filterShape !== undefined && filterShape !== null) {
     if (filterShape.dtype !== 'int32' || filterShape.shape.length !== 1) {
@@ -22,4 +26,17 @@ export function geometryOfKernelCall(
     filterShapeValues = backend.readSync(filterShape.dataId) as Int32Array;
   }
   return computeGeometry(op, {input, outputDelta, filterShape: filterShapeValues}, attrs);
+}
+
+/**
+ * runKernel hands a disposed tensor to the kernel as is (its shape and dtype survive): its data
+ * would then be read through the engine, which fails with a TypeError naming nothing, or, on
+ * the composite kernel, only after other kernels ran. Data is gone when neither the engine nor
+ * the backend knows it (a kernel's own intermediate TensorInfo is known to the backend only).
+ */
+function checkNotDisposed(op: OpName, name: string, tensor: TensorInfo | undefined, backend: KernelBackend) {
+  if (tensor === undefined || tensor === null) return;
+  if (!engine().state.tensorInfo.has(tensor.dataId) && !(backend.refCount(tensor.dataId) > 0)) {
+    throw opError(op, `input '${name}'`, 'is a disposed tensor');
+  }
 }

@@ -1,14 +1,21 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs, FilterGradientAttrs} from './attributes';
-import {opError} from './errors';
+import {opError, show} from './errors';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from './names';
 
 type FilterShapeArgument = tf.Tensor1D | number[] | Int32Array;
 
-/** Tensors pass through (the kernel checks their dtype); tensor-likes become `dtype` tensors. */
+/**
+ * Tensors pass through (the kernel checks their dtype); tensor-likes become `dtype` tensors,
+ * nested arrays only when they are rectangular and hold numbers alone.
+ */
 function toTensor(op: OpName, name: string, value: tf.Tensor | tf.TensorLike, dtype: 'float32' | 'int32'): tf.Tensor {
   if (value instanceof tf.Tensor) return value;
+  const problem = Array.isArray(value) ? nestedArrayProblem(value) : undefined;
+  if (problem !== undefined) {
+    throw opError(op, `argument '${name}'`, `must be a tensor or a tensor-like of numbers; ${problem}`);
+  }
   try {
     return tf.tensor(value, undefined, dtype);
   } catch (cause) {
@@ -16,9 +23,45 @@ function toTensor(op: OpName, name: string, value: tf.Tensor | tf.TensorLike, dt
   }
 }
 
+function isArrayLike(value: unknown): value is ArrayLike<unknown> {
+  return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+}
+
+/**
+ * What is wrong with nested arrays given as a tensor, if anything: tf.tensor infers the shape
+ * from the first element at each depth and silently turns anything else into NaN, 0, a number
+ * parsed from a string, or a tensor with fewer values than its shape says.
+ */
+function nestedArrayProblem(value: readonly unknown[]): string | undefined {
+  const shape: number[] = [];
+  for (let v: unknown = value; isArrayLike(v); v = v[0]) shape.push(v.length);
+  const at: number[] = [];
+  const where = () => `element [${at.join('][')}]`;
+  const visit = (v: unknown, depth: number): string | undefined => {
+    if (depth === shape.length) return typeof v === 'number' ? undefined : `${where()} is not a number, got ${show(v)}`;
+    if (!isArrayLike(v) || v.length !== shape[depth]) {
+      const found = isArrayLike(v) ? `${v.length} value${v.length === 1 ? '' : 's'}` : typeof v === 'number' ? 'a number' : show(v);
+      return `${where()} should hold ${shape[depth]} value${shape[depth] === 1 ? '' : 's'} like the first at its depth, got ${found}`;
+    }
+    for (let i = 0; i < v.length; i++) {
+      at.push(i);
+      const problem = visit(v[i], depth + 1);
+      at.pop();
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  };
+  return visit(value, 0);
+}
+
 function runFilterGradient(
     op: OpName, input: tf.Tensor | tf.TensorLike, outputDelta: tf.Tensor | tf.TensorLike, attrs: FilterGradientAttrs,
     filterShape: FilterShapeArgument | undefined): tf.Tensor {
+  // Before anything is converted or allocated: a disposed tensor keeps its shape and dtype, and
+  // tfjs would hand it to the kernel as it is.
+  for (const [name, value] of [['input', input], ['outputDelta', outputDelta], ['filterShape', filterShape]] as const) {
+    if (value instanceof tf.Tensor && value.isDisposed) throw opError(op, `argument '${name}'`, 'is a disposed tensor');
+  }
   const inputs: tf.NamedTensorMap = {
     input: toTensor(op, 'input', input, 'float32'),
     outputDelta: toTensor(op, 'outputDelta', outputDelta, 'float32'),
