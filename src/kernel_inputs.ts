@@ -12,6 +12,7 @@ import {OpName} from './names';
 export function geometryOfKernelCall(
     op: OpName, inputs: NamedTensorInfoMap, backend: KernelBackend,
     attrs: NamedAttrMap | undefined): FilterGradientGeometry {
+  checkContextNotLost(op, backend);
   const {input, outputDelta, filterShape} = inputs;
   checkNotDisposed(op, 'input', input, backend);
   checkNotDisposed(op, 'outputDelta', outputDelta, backend);
@@ -26,6 +27,20 @@ export function geometryOfKernelCall(
     filterShapeValues = backend.readSync(filterShape.dataId) as Int32Array;
   }
   return computeGeometry(op, {input, outputDelta, filterShape: filterShapeValues}, attrs);
+}
+
+/**
+ * A webgl backend whose WebGL context was lost (WEBGL_lose_context, a GPU reset, too many
+ * contexts) runs programs without error but computes nothing: tfjs's dataSync then returns
+ * zeros and data() never resolves. Refuse to run there. Read by duck typing: no backend code.
+ */
+function checkContextNotLost(op: OpName, backend: KernelBackend) {
+  const gl = (backend as {gpgpu?: {gl?: {isContextLost?: () => boolean}}}).gpgpu?.gl;
+  if (gl?.isContextLost?.() === true) {
+    throw opError(
+        op, 'the webgl backend',
+        'has lost its WebGL context: it would return zeros or never resolve; register and select a new webgl backend');
+  }
 }
 
 /**

@@ -1,0 +1,335 @@
+/**
+ * The differential fuzzer, hostile inputs and memory under load on webgl, in headless Chromium.
+ *
+ * In `npm test` (no client args) it runs the CI sample: CI_COUNT random problems on WebGL 2
+ * (tfjs's default flags) and smaller samples on WebGL 1 unpacked and on a float16-only device;
+ * generated invalid calls; 1,000 calls with mixed shapes; and a WebGL context lost mid-run.
+ *
+ * `npm run fuzz -- --backend webgl --count N --seed S [--env E]` (test/fuzz/cli.ts) loads this
+ * file alone, with its options as karma client args: then it runs that fuzz run only, yielding
+ * to the page between blocks (karma must see the socket alive) and putting a fresh backend (and
+ * program cache) in place every `--recycle` problems.
+ *
+ * Compile time dominates here: a problem of a new shape compiles ~5 programs (two uploads, our
+ * two passes, the download), ~20–25 ms each on SwiftShader, against ~5 ms to run them; see
+ * the timing each sample prints.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {convolutionBackpropFilters} from '../../kernels/index';
+import type {FuzzCliOptions} from '../fuzz/cli';
+import {describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
+import {describeHostile, HOSTILE_CATEGORIES, hostileCall, runHostile} from '../fuzz/hostile';
+import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuzz/problems';
+import {problemSeed} from '../fuzz/random';
+import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
+import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
+
+declare const __karma__: {config: {args?: unknown[]}};
+
+/** Options of `npm run fuzz -- --backend webgl …`, when this page was started by it. */
+const cliOptions: FuzzCliOptions | undefined = (() => {
+  const arg = __karma__.config.args?.[0];
+  if (typeof arg !== 'string') return undefined;
+  try {
+    return (JSON.parse(arg) as {fuzz?: FuzzCliOptions}).fuzz;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** WEBGL_PACK and the flags whose defaults follow it (as test/browser/webgl.spec.ts sets them). */
+function packing(on: boolean): Record<string, boolean> {
+  const followers = [
+    'NORMALIZATION', 'CLIP', 'DEPTHWISECONV', 'BINARY_OPERATIONS', 'UNARY_OPERATIONS', 'ARRAY_OPERATIONS',
+    'IMAGE_OPERATIONS', 'REDUCE',
+  ];
+  return Object.fromEntries(
+      [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
+}
+
+interface Environment {
+  flags: Record<string, number | boolean>;
+  /** float16 textures hold ~3 significant digits. */
+  tolerance?: number;
+  /** Special values the environment can carry at all. */
+  specialValues?: number[];
+}
+
+const ENVIRONMENTS: Record<string, Environment> = {
+  'webgl2': {flags: {WEBGL_VERSION: 2}},
+  'webgl2-unpacked': {flags: {WEBGL_VERSION: 2, ...packing(false)}},
+  'webgl1': {flags: {WEBGL_VERSION: 1}},
+  'webgl1-unpacked': {flags: {WEBGL_VERSION: 1, ...packing(false)}},
+  'float16': {
+    flags: {WEBGL_VERSION: 2, ...packing(false), WEBGL_RENDER_FLOAT32_ENABLED: false, WEBGL_FORCE_F16_TEXTURES: true},
+    tolerance: 1e-1,
+    // tfjs's float16 textures turn ±Infinity (and anything past 65504) into NaN on upload
+    // already: tf.mul(tf.tensor([Infinity]), 1) gives NaN there. NaN and zeros still go in.
+    specialValues: [NaN, 0],
+  },
+};
+
+/**
+ * A webgl backend of its own for `environment` (flags set first, kernels registered for it),
+ * as test/browser/webgl.spec.ts makes them; `recycle` replaces it with a fresh one.
+ */
+class FuzzBackend {
+  private readonly previousFlags: Record<string, number | boolean> = {};
+  readonly name: string;
+
+  constructor(readonly environment: string) {
+    this.name = `webgl-fuzz-${environment}`;
+  }
+
+  async start() {
+    const env = ENVIRONMENTS[this.environment];
+    if (env === undefined) throw new Error(`unknown webgl environment '${this.environment}' (${Object.keys(ENVIRONMENTS)})`);
+    // WEBGL_CPU_FORWARD off: small ops would otherwise run on the cpu and leave inputs off the GPU.
+    for (const [flag, value] of Object.entries({...env.flags, WEBGL_CPU_FORWARD: false})) {
+      this.previousFlags[flag] = tf.env().get(flag) as number | boolean;
+      tf.env().set(flag, value);
+    }
+    for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: this.name});
+    await this.fresh();
+  }
+
+  /** A new backend object: its programs (and those it compiled into tfjs's cache) are deleted. */
+  async fresh() {
+    if (tf.findBackendFactory(this.name) !== null) tf.removeBackend(this.name);
+    tf.registerBackend(this.name, () => new MathBackendWebGL());
+    expect(await tf.setBackend(this.name)).toBe(true);
+  }
+
+  stop() {
+    for (const kernel of tf.getKernelsForBackend(this.name)) tf.unregisterKernel(kernel.kernelName, this.name);
+    tf.removeBackend(this.name);
+    for (const [flag, value] of Object.entries(this.previousFlags)) tf.env().set(flag, value);
+  }
+
+  /** Where and which special values this environment's problems get. */
+  generateOptions(specials = fuzzSettings('webgl').specials, specialRate?: number): GenerateOptions {
+    return {specials, specialRate, specialValues: ENVIRONMENTS[this.environment].specialValues};
+  }
+
+  /**
+   * Inputs as a backend receives them, in turn: uploaded as they are (unpacked), or the output
+   * of an op (packed where the environment packs).
+   */
+  checkOptions(): CheckOptions {
+    const settings = fuzzSettings('webgl');
+    const tolerance = ENVIRONMENTS[this.environment].tolerance;
+    let count = 0;
+    const place = (values: Float32Array, shape: number[]) => {
+      if (count++ % 3 === 0) return tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
+      return placeOnBackend(values, shape);
+    };
+    return {atol: tolerance ?? settings.atol, rtol: tolerance ?? settings.rtol, place};
+  }
+}
+
+const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
+
+if (cliOptions !== undefined) {
+  // `npm run fuzz -- --backend webgl …`: one long run, in blocks.
+  describe('webgl fuzz run', () => {
+    it('passes every problem', async () => {
+      const options = cliOptions;
+      const backend = new FuzzBackend(options.env ?? 'webgl2');
+      await backend.start();
+      const settings = fuzzSettings('webgl');
+      const specials = options.specials ?? settings.specials;
+      console.log(`fuzz on webgl (${backend.environment}): ${options.problem !== undefined ? `problem ${options.problem}` : `${
+          options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
+          options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}`);
+      const total: FuzzSummary = {backend: 'webgl', seed: options.seed, count: 0, passed: 0, failures: [], milliseconds: 0, mix: {}};
+      const block = 50;
+      const recycle = options.recycle ?? 1000;
+      const count = options.problem !== undefined ? 1 : options.count;
+      for (let done = 0; done < count && total.failures.length < options.maxFailures; done += block) {
+        if (done > 0 && done % recycle === 0) await backend.fresh();
+        const summary = runFuzz({
+          backend: 'webgl', cliBackend: `webgl --env ${backend.environment}`, seed: options.seed, start: options.start + done,
+          count: Math.min(block, count - done),
+          problem: options.problem, check: backend.checkOptions(), generate: backend.generateOptions(specials, options.specialRate),
+          shrink: options.shrink, maxFailures: options.maxFailures - total.failures.length,
+        });
+        total.count += summary.count;
+        total.passed += summary.passed;
+        total.failures.push(...summary.failures);
+        total.milliseconds += summary.milliseconds;
+        for (const [k, v] of Object.entries(summary.mix)) total.mix[k] = (total.mix[k] ?? 0) + v;
+        if ((done + block) % 1000 === 0 || done + block >= count) {
+          console.log(`  ${total.count} problems, ${total.failures.length} failed, ${(total.milliseconds / 1000).toFixed(1)} s`);
+        }
+        await yieldToPage();
+      }
+      console.log(describeSummary(total));
+      backend.stop();
+      expect(total.failures.length).toBe(0);
+    });
+  });
+} else {
+  describe('webgl fuzz (CI sample):', () => {
+    const samples: Array<{environment: string; count: number}> = [
+      {environment: 'webgl2', count: CI_COUNT},
+      {environment: 'webgl1-unpacked', count: 60},
+      {environment: 'float16', count: 60},
+    ];
+    for (const {environment, count} of samples) {
+      it(`passes ${count} random problems (seed ${CI_SEED}) on ${environment}`, async () => {
+        const backend = new FuzzBackend(environment);
+        await backend.start();
+        try {
+          const summary = runFuzz({
+            backend: `webgl (${environment})`, cliBackend: `webgl --env ${environment}`, seed: CI_SEED, count,
+            check: backend.checkOptions(),
+            generate: backend.generateOptions(),
+          });
+          console.log(describeSummary(summary));
+          if (summary.failures.length > 0) fail(describeSummary(summary));
+          expect(summary.passed).toBe(count);
+        } finally {
+          backend.stop();
+        }
+      });
+    }
+  });
+
+  describe('webgl hostile inputs and load:', () => {
+    const backend = new FuzzBackend('webgl2');
+    beforeAll(async () => {
+      await backend.start();
+    });
+    afterAll(() => {
+      backend.stop();
+    });
+
+    it('rejects 300 generated invalid calls by name, before any work (no program, no upload), leaving memory as it was', () => {
+      const failures: string[] = [];
+      const seen = new Set<string>();
+      for (let i = 0; i < 300; i++) {
+        const h = hostileCall(problemSeed(CI_SEED + 100, i));
+        seen.add(h.category);
+        const failure = runHostile(h);
+        if (failure !== undefined) failures.push(`${describeHostile(h)}: ${failure}`);
+      }
+      expect(failures).withContext(failures.slice(0, 20).join('\n')).toEqual([]);
+      expect(seen.size).toBe(HOSTILE_CATEGORIES.length);
+    });
+
+    it('leaves tensors, bytes and textures where they started after 1,000 calls with mixed shapes, and stops allocating GPU memory after the first pass', () => {
+      const pool: FuzzProblem[] = Array.from(
+          {length: 40}, (_, i) => generateProblem(problemSeed(CI_SEED + 200, i), {specials: fuzzSettings('webgl').specials}));
+      const expected = pool.map(expectedOf);
+      const check = backend.checkOptions();
+      const allocated = () => (tf.memory() as {numBytesInGPUAllocated?: number}).numBytesInGPUAllocated;
+      const start = memorySnapshot();
+      const failures: string[] = [];
+      let allocatedAfterFirstPasses: number | undefined;
+      const started = performance.now();
+      for (let call = 0; call < 1000; call++) {
+        const index = call % pool.length;
+        const failure = runProblem(pool[index], check, expected[index]);
+        if (failure !== undefined) failures.push(`call ${call} (problem seed ${pool[index].seed}): ${failure}`);
+        // Inputs arrive packed or not in turn (3 placements × 40 problems): after 120 calls every
+        // combination has run and tfjs's texture pool holds every texture shape needed.
+        if (call === 3 * pool.length - 1) allocatedAfterFirstPasses = allocated();
+        if ((call + 1) % 100 === 0) expect(memorySnapshot()).withContext(`after ${call + 1} calls`).toEqual(start);
+      }
+      console.log(`1000 webgl calls in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      expect(failures.slice(0, 10)).toEqual([]);
+      expect(memorySnapshot()).toEqual(start);
+      expect(allocated()).withContext('GPU bytes allocated (texture pool)').toBe(allocatedAfterFirstPasses);
+    });
+  });
+
+  describe('webgl context loss:', () => {
+    /** A backend on a WebGL context of its own (not tfjs's shared one, nor its shared program cache). */
+    function ownContextBackend(name: string): {backend: MathBackendWebGL; gl: WebGL2RenderingContext} {
+      const canvas = document.createElement('canvas');
+      const gl = canvas.getContext('webgl2', {
+        alpha: false, antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false, depth: false, stencil: false,
+        failIfMajorPerformanceCaveat: false,
+      })!;
+      gl.enable(gl.SCISSOR_TEST);
+      gl.enable(gl.CULL_FACE);
+      gl.cullFace(gl.BACK);
+      const backend = new MathBackendWebGL(new GPGPUContext(gl));
+      tf.registerBackend(name, () => backend);
+      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: name});
+      return {backend, gl};
+    }
+    function removeOwn(name: string) {
+      for (const kernel of tf.getKernelsForBackend(name)) tf.unregisterKernel(kernel.kernelName, name);
+      tf.removeBackend(name);
+    }
+
+    it('surfaces a context lost mid-run as an error naming the op, not zeros or a hang; a new backend recovers', async () => {
+      const name = 'webgl-context-loss';
+      const previousForward = tf.env().getBool('WEBGL_CPU_FORWARD');
+      tf.env().set('WEBGL_CPU_FORWARD', false);
+      const {backend, gl} = ownContextBackend(name);
+      expect(await tf.setBackend(name)).toBe(true);
+      const problems = Array.from({length: 6}, (_, i) => generateProblem(problemSeed(CI_SEED + 300, i)));
+      const check: CheckOptions = {atol: 1e-4, rtol: 1e-4};
+      try {
+        for (let i = 0; i < 12; i++) {
+          const p = problems[i % problems.length];
+          if (i < 6) {
+            expect(runProblem(p, check)).withContext(`call ${i}, before the loss`).toBeUndefined();
+            continue;
+          }
+          if (i === 6) {
+            gl.getExtension('WEBGL_lose_context')!.loseContext();
+            expect(gl.isContextLost()).toBe(true);
+          }
+          // After the loss: every call throws before any work, and leaves memory alone.
+          const data = problemData(p);
+          const inputs: tf.NamedTensorMap = {
+            input: tf.tensor(data.input, p.inputShape),
+            outputDelta: tf.tensor(data.outputDelta, p.outputDeltaShape),
+            ...(p.filterShapeInput ? {filterShape: tf.tensor1d(p.filterShapeInput, 'int32')} : {}),
+          };
+          const before = memorySnapshot();
+          expect(() => tf.engine().runKernel(p.kernelName, inputs, p.attrs as never))
+              .withContext(`call ${i}, after the loss`)
+              .toThrowError(`${p.op}: the webgl backend has lost its WebGL context: it would return zeros or never resolve; ` +
+                            'register and select a new webgl backend');
+          expect(memorySnapshot()).withContext(`call ${i}, after the loss`).toEqual(before);
+          tf.dispose(Object.values(inputs));
+        }
+        // What tfjs itself (4.22) does on the lost context, which is why the kernel refuses it:
+        // a built-in op runs without error, its dataSync() returns zeros, and its data() never
+        // resolves (checked for one second).
+        const x = tf.tensor1d([1, 2, 3]);
+        const y = tf.add(x, 1);
+        expect(Array.from(y.dataSync())).toEqual([0, 0, 0]);
+        const z = tf.add(x, 2);
+        const outcome = await Promise.race(
+            [z.data().then(() => 'resolved'), new Promise<string>(resolve => setTimeout(() => resolve('pending'), 1000))]);
+        expect(outcome).toBe('pending');
+        // tfjs would poll that fence forever (a setTimeout(0) loop for the rest of the page):
+        // drop it, so the loop ends (the promise stays pending).
+        (backend.gpgpu as unknown as {itemsToPoll: unknown[]}).itemsToPoll.length = 0;
+        tf.dispose([x, y, z]);
+      } finally {
+        removeOwn(name);
+        tf.env().set('WEBGL_CPU_FORWARD', previousForward);
+      }
+      // Recovery: a new backend (a new context) computes correctly again.
+      const fresh = 'webgl-after-context-loss';
+      ownContextBackend(fresh);
+      try {
+        expect(await tf.setBackend(fresh)).toBe(true);
+        for (const p of problems) expect(runProblem(p, check)).toBeUndefined();
+        const ok = tf.tidy(() => convolutionBackpropFilters(tf.ones([1, 3, 1]), tf.ones([1, 2, 1]), {strides: [1], filterShape: [2]}));
+        expect(Array.from(ok.dataSync())).toEqual([2, 2]);
+        ok.dispose();
+      } finally {
+        removeOwn(fresh);
+      }
+    });
+  });
+}
