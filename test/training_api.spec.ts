@@ -93,3 +93,24 @@ describe('the gradient of tfjs\'s Conv3DBackpropInputV2 (registered by this pack
     });
   }
 });
+
+describe('second order through tf.engine().runKernel', () => {
+  for (const [name, transposed] of [
+         ['ConvolutionBackwardWeights', false], ['ConvTransposeBackpropFilters', true],
+       ] as const) {
+    it(`${name} with the filterShape input tensor: tf.grads passes the gradient check`, () => {
+      // 1-D NXC, groups 2, stride 2, dilation 2, asymmetric pads; XIO filter.
+      const attrs = {strides: [2], dilations: [2], padsBegin: [1], padsEnd: [0], groups: 2};
+      const input = seededTensor(transposed ? [2, 4, 4] : [2, 11, 4], 51);
+      const outputDelta = seededTensor(transposed ? [2, 10, 6] : [2, 4, 6], 52);
+      const filterShape = tf.tensor1d(transposed ? [3, 4, 3] : [3, 2, 6], 'int32');
+      const before = tf.memory().numTensors;
+      const f = (a: tf.Tensor, b: tf.Tensor) =>
+          tf.engine().runKernel(name, {input: a, outputDelta: b, filterShape}, attrs as never) as tf.Tensor;
+      const report = checkGradients(f, [input, outputDelta], {maxElementsPerInput: 24});
+      expect(report.maxError).toBeLessThan(1e-3);
+      expect(tf.memory().numTensors).toBe(before);
+      tf.dispose([input, outputDelta, filterShape]);
+    });
+  }
+});
