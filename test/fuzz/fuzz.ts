@@ -105,7 +105,7 @@ export function describeSummary(summary: FuzzSummary): string {
   ];
   for (const f of summary.failures) {
     lines.push(
-        `\nFAILED problem ${f.index} (problem seed ${f.seed}): ${f.failure}`,
+        `\nFAILED ${f.index >= 0 ? `problem ${f.index} (problem seed ${f.seed})` : `problem seed ${f.seed}`}: ${f.failure}`,
         `minimal reproducer (${f.shrunkFailure}):`, f.reproducer);
   }
   return lines.join('\n');

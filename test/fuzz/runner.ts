@@ -193,20 +193,22 @@ export function shrink(
   return current;
 }
 
-/** How to get each backend in a standalone script (run from the repository root). */
-const BACKEND_SETUP: Record<string, string> = {
-  'cpu': `import '@tensorflow/tfjs-backend-cpu';\nawait tf.setBackend('cpu');`,
-  'wasm': `import '@tensorflow/tfjs-backend-wasm';\nawait tf.setBackend('wasm');`,
-  'tensorflow': `import '@tensorflow/tfjs-node';\nawait tf.setBackend('tensorflow');`,
-  'cpu-composite': `import '@tensorflow/tfjs-backend-cpu';\nimport {registerCpuCompositeBackend} from './test/helpers/composite_backends';\n` +
-      `registerCpuCompositeBackend();  // the composite (tfjs-node/wasm) kernel on tfjs's cpu ops\nawait tf.setBackend('cpu-composite');`,
-  'webgl': `import '@tensorflow/tfjs-backend-webgl';\nawait tf.setBackend('webgl');`,
+/** How to get each backend in a standalone script (run from the repository root): imports, then statements. */
+const BACKEND_SETUP: Record<string, [imports: string[], statements: string[]]> = {
+  'cpu': [[`import '@tensorflow/tfjs-backend-cpu';`], [`await tf.setBackend('cpu');`]],
+  'wasm': [[`import '@tensorflow/tfjs-backend-wasm';`], [`await tf.setBackend('wasm');`]],
+  'tensorflow': [[`import '@tensorflow/tfjs-node';`], [`await tf.setBackend('tensorflow');`]],
+  'cpu-composite': [
+    [`import '@tensorflow/tfjs-backend-cpu';`, `import {registerCpuCompositeBackend} from './test/helpers/composite_backends';`],
+    [`registerCpuCompositeBackend();  // the composite (tfjs-node/wasm) kernel on tfjs's cpu ops`, `await tf.setBackend('cpu-composite');`],
+  ],
+  'webgl': [[`import '@tensorflow/tfjs-backend-webgl';`], [`await tf.setBackend('webgl');`]],
 };
 
 /**
- * A self-contained TypeScript snippet (ESM, top-level await; run from the repository root with
- * tsx) that makes the failing call: shapes, attributes, the data from its seed (the generator
- * is inlined) with the special values written in, and what the reference expects.
+ * A self-contained TypeScript snippet that makes the failing call (saved in the repository root,
+ * it runs with tsx): shapes, attributes, the data from its seed (the generator is inlined) with
+ * the special values written in, and what the reference expects.
  */
 export function reproducer(
     problem: FuzzProblem, backend: string, failure: string, origin: string, expected?: Expected): string {
@@ -214,7 +216,7 @@ export function reproducer(
   const {spec} = problem;
   const fn = spec.transposed ? 'convTransposeBackpropFilters' : 'convolutionBackpropFilters';
   const baseBackend = backend.startsWith('webgl') ? 'webgl' : backend;
-  const setup = BACKEND_SETUP[baseBackend] ?? `await tf.setBackend('${backend}');`;
+  const [setupImports, setupStatements] = BACKEND_SETUP[baseBackend] ?? [[], [`await tf.setBackend('${backend}');`]];
   const json = (v: unknown) => JSON.stringify(v);
   const specials = spec.specials.map(s => {
     const name = s.tensor === 'input' ? 'inputValues' : 'outputDeltaValues';
@@ -232,12 +234,15 @@ export function reproducer(
     call = `${fn}(${args}, attrs${filterShapeExpression ? `, ${filterShapeExpression}` : ''})`;
   }
   const shownExpected = Array.from(want.values.slice(0, 64), v => Number.isFinite(v) ? Number(v.toPrecision(7)) : describeValue(v));
+  const indent = (lines: string[]) => lines.map(line => `  ${line}`);
   return [
     `// fuzz failure on backend '${backend}': ${failure}`,
     `// ${origin}`,
+    `// Save as a .ts file in the repository root and run it with npx tsx.`,
     `import * as tf from '@tensorflow/tfjs-core';`,
-    setup,
+    ...setupImports,
     `import {${fn}} from './kernels/index';  // or from 'tfjs-conv-backprop-filters'`,
+    ``,
     `/** The fuzzer's data: mulberry32 values in [-1, 1) (test/helpers/util.ts seededValues). */`,
     `function seededValues(count: number, seed: number): Float32Array {`,
     `  let state = seed >>> 0;`,
@@ -251,15 +256,22 @@ export function reproducer(
     `  }`,
     `  return values;`,
     `}`,
-    `const inputValues = seededValues(${problem.inputShape.reduce((a, b) => a * b, 1)}, ${spec.dataSeed});`,
-    `const outputDeltaValues = seededValues(${problem.outputDeltaShape.reduce((a, b) => a * b, 1)}, ${(spec.dataSeed + 1) >>> 0});`,
-    ...specials,
-    `const input = tf.tensor(inputValues, ${json(problem.inputShape)}, 'float32');`,
-    `const outputDelta = tf.tensor(outputDeltaValues, ${json(problem.outputDeltaShape)}, 'float32');`,
-    `const attrs = ${json(problem.attrs)} as never;`,
-    `const dW = ${call};`,
-    `console.log(dW.shape, Array.from(dW.dataSync()));`,
-    `// the reference (test/reference.ts) gives shape ${json(want.shape)}${want.values.length > 64 ? ', first 64 values' : ''}:`,
-    `// ${json(shownExpected)}`,
+    ``,
+    `async function main() {`,
+    ...indent([
+      ...setupStatements,
+      `const inputValues = seededValues(${problem.inputShape.reduce((a, b) => a * b, 1)}, ${spec.dataSeed});`,
+      `const outputDeltaValues = seededValues(${problem.outputDeltaShape.reduce((a, b) => a * b, 1)}, ${(spec.dataSeed + 1) >>> 0});`,
+      ...specials,
+      `const input = tf.tensor(inputValues, ${json(problem.inputShape)}, 'float32');`,
+      `const outputDelta = tf.tensor(outputDeltaValues, ${json(problem.outputDeltaShape)}, 'float32');`,
+      `const attrs = ${json(problem.attrs)} as never;`,
+      `const dW = ${call};`,
+      `console.log(dW.shape, Array.from(dW.dataSync()));`,
+      `// the reference (test/reference.ts) gives shape ${json(want.shape)}${want.values.length > 64 ? ', first 64 values' : ''}:`,
+      `// ${json(shownExpected)}`,
+    ]),
+    `}`,
+    `main();`,
   ].join('\n');
 }
