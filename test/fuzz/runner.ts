@@ -238,7 +238,8 @@ export function reproducer(
   return [
     `// fuzz failure on backend '${backend}': ${failure}`,
     `// ${origin}`,
-    `// Save as a .ts file in the repository root and run it with npx tsx.`,
+    baseBackend === 'webgl' ? `// Run it in a browser page from the repository root (bundled, e.g. by esbuild as karma does).` :
+                              `// Save as a .ts file in the repository root and run it with npx tsx.`,
     `import * as tf from '@tensorflow/tfjs-core';`,
     ...setupImports,
     `import {${fn}} from './kernels/index';  // or from 'tfjs-conv-backprop-filters'`,
