@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {NODE_BACKENDS} from './backends';
 import {describeSummary, runFuzz} from './fuzz/fuzz';
 import {generateProblem, problemData} from './fuzz/problems';
@@ -10,9 +10,9 @@ import {CI_COUNT, CI_SEED, fuzzSettings} from './fuzz/settings';
 
 /**
  * The CI sample of the differential fuzzer (`npm run fuzz` runs long ones): CI_COUNT random
- * problems of both ops per backend, fixed seed, against the float64 reference; then special
- * values (NaN, ±Infinity, exact zeros) in every problem; batches of 0; and bit-identical
- * repeats. A failure prints the problem's seed and a shrunk, self-contained reproducer.
+ * problems of both ops per backend, fixed seed, against the float64 reference (and on the
+ * composite kernel again in the smallest chunks); then special values (NaN, ±Infinity, exact
+ * zeros) in every problem; batches of 0; and bit-identical repeats. A failure prints the problem's seed and a shrunk, self-contained reproducer.
  */
 for (const backend of NODE_BACKENDS) {
   describe(`fuzz on ${backend.name}:`, () => {
@@ -32,6 +32,23 @@ for (const backend of NODE_BACKENDS) {
       if (summary.failures.length > 0) fail(describeSummary(summary));
       expect(summary.passed).toBe(CI_COUNT);
     });
+
+    if (backend.name !== 'cpu') {
+      it(`passes ${CI_COUNT} random problems in chunks of one row of one sample (a chunk budget of 1 byte)`, () => {
+        const saved = tf.env().get(CONV_BACKPROP_FILTERS_CHUNK_BYTES);
+        tf.env().set(CONV_BACKPROP_FILTERS_CHUNK_BYTES, 1);
+        try {
+          const summary = runFuzz({
+            backend: backend.name, cliBackend: `${backend.name} --chunk-bytes 1`, seed: CI_SEED + 3, count: CI_COUNT, check,
+            generate: {specials: settings.specials},
+          });
+          if (summary.failures.length > 0) fail(describeSummary(summary));
+          expect(summary.passed).toBe(CI_COUNT);
+        } finally {
+          tf.env().set(CONV_BACKPROP_FILTERS_CHUNK_BYTES, saved);
+        }
+      });
+    }
 
     it(`propagates NaN and ±Infinity exactly as the reference does (${settings.specials === 'any' ? 'in either tensor' : settings.specialsNote})`, () => {
       const summary = runFuzz({

@@ -13,6 +13,7 @@
  *   --special-rate share of problems with specials (default 0.2)
  *   --max-failures stop after this many failures (default 5)
  *   --no-shrink    print failures as found, unshrunk
+ *   --chunk-bytes  composite backends: the CONV_BACKPROP_FILTERS_CHUNK_BYTES budget (1: a chunk per row of a sample)
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl1, webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *
@@ -33,6 +34,7 @@ export interface FuzzCliOptions {
   shrink: boolean;
   env?: string;
   recycle?: number;
+  chunkBytes?: number;
 }
 
 function parseArguments(argv: readonly string[]): FuzzCliOptions {
@@ -53,6 +55,7 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--problem': options.problem = integer(flag, next(), 0); break;
       case '--max-failures': options.maxFailures = integer(flag, next(), 1); break;
       case '--recycle': options.recycle = integer(flag, next(), 1); break;
+      case '--chunk-bytes': options.chunkBytes = integer(flag, next(), 1); break;
       case '--no-shrink': options.shrink = false; break;
       case '--env': options.env = next(); break;
       case '--special-rate': {
@@ -111,13 +114,19 @@ async function runInNode(options: FuzzCliOptions) {
     throw new Error(`the tensorflow backend needs @tensorflow/tfjs-node, which does not load here: ${TENSORFLOW_BACKEND.reason}`);
   }
   if (!(await tf.setBackend(options.backend))) throw new Error(`backend '${options.backend}' did not initialize`);
+  if (options.chunkBytes !== undefined) {
+    const {CONV_BACKPROP_FILTERS_CHUNK_BYTES} = await import('../../kernels/index');
+    tf.env().set(CONV_BACKPROP_FILTERS_CHUNK_BYTES, options.chunkBytes);
+  }
   const settings = fuzzSettings(options.backend);
   const specials = options.specials ?? settings.specials;
   console.log(`fuzz on ${options.backend}: ${options.problem !== undefined ? `problem ${options.problem}` : `${
       options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
-      options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}`);
+      options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}${
+      options.chunkBytes !== undefined ? `; chunk budget ${options.chunkBytes} bytes` : ''}`);
   const summary = runFuzz({
     backend: options.backend,
+    cliBackend: options.chunkBytes !== undefined ? `${options.backend} --chunk-bytes ${options.chunkBytes}` : undefined,
     seed: options.seed,
     count: options.count,
     start: options.start,
