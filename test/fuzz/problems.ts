@@ -27,6 +27,9 @@
  * - entry point: op function with tensors 40 %, with nested-array tensor-likes 10 %,
  *   runKernel under the spec name 25 %, under oneDNN's current name 25 %.
  * - defaults (dilations 1, pads 0, groups 1) are omitted or spelt out, 1:1.
+ * - special values, when asked for (GenerateOptions): a share of the problems (20 % by default)
+ *   get 1–3 values drawn from NaN, ±Infinity and 0, at random positions of src or of either
+ *   tensor.
  * Problems whose output would be empty are redrawn, and so are problems over the size caps
  * (MAX_TERMS products in the reference, MAX_ELEMENTS per tensor): the float64 reference is an
  * element-by-element loop.
