@@ -19,7 +19,12 @@
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
  * options as client args), as bench/webgl.ts does.
+ *
+ * `npm run fuzz -- --ci` runs the CI sample alone, as `npm test` runs it (the Node specs
+ * test/fuzz.spec.ts, hostile.spec.ts and memory_load.spec.ts, then test/browser/fuzz.spec.ts),
+ * and prints how long each half took.
  */
+import {spawnSync} from 'child_process';
 import * as path from 'path';
 
 export interface FuzzCliOptions {
@@ -35,6 +40,34 @@ export interface FuzzCliOptions {
   env?: string;
   recycle?: number;
   chunkBytes?: number;
+}
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+async function runCiSample() {
+  const nodeStarted = Date.now();
+  const node = spawnSync(
+      path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+      [
+        'node_modules/jasmine/bin/jasmine.js', '--config=test/jasmine.json',
+        '--filter=^(fuzz on|hostile inputs on|memory under load on)',
+      ],
+      {cwd: ROOT, stdio: 'inherit'});
+  const nodeSeconds = (Date.now() - nodeStarted) / 1000;
+  const browserStarted = Date.now();
+  const page = path.join(ROOT, 'test', 'browser', 'fuzz.spec.ts');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const karma = require('karma') as KarmaApi;
+  const config = await karma.config.parseConfig(
+      path.join(ROOT, 'karma.conf.js'), {files: [{pattern: page, watched: false}], preprocessors: {[page]: ['esbuild']}},
+      {promiseConfig: true, throwErrors: true});
+  await new karma.Server(config, exitCode => {
+    const browserSeconds = (Date.now() - browserStarted) / 1000;
+    console.log(`\nCI fuzz sample: Node specs ${nodeSeconds.toFixed(1)} s (exit ${node.status}), browser specs ${
+        browserSeconds.toFixed(1)} s (exit ${exitCode}, Chromium start and bundling included), ${
+        (nodeSeconds + browserSeconds).toFixed(1)} s in all`);
+    process.exit(node.status === 0 && exitCode === 0 ? 0 : 1);
+  }).start();
 }
 
 function parseArguments(argv: readonly string[]): FuzzCliOptions {
@@ -83,7 +116,7 @@ interface KarmaApi {
 }
 
 async function runInBrowser(options: FuzzCliOptions) {
-  const root = path.resolve(__dirname, '..', '..');
+  const root = ROOT;
   const page = path.join(root, 'test', 'browser', 'fuzz.spec.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
@@ -143,6 +176,7 @@ async function runInNode(options: FuzzCliOptions) {
 }
 
 async function main() {
+  if (process.argv.includes('--ci')) return runCiSample();
   const options = parseArguments(process.argv.slice(2));
   if (options.backend.startsWith('webgl')) await runInBrowser(options);
   else await runInNode(options);
