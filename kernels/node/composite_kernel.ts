@@ -2,6 +2,8 @@ import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorf
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import type {FilterGradientGeometry} from '../../src/geometry';
+import {computeFilterGradient} from '../cpu/filter_gradient';
 import {chunkBudgetBytes} from './chunk_budget';
 import {compositeFilterGradient} from './filter_gradient_composite';
 
@@ -16,11 +18,26 @@ function compositeKernel(op: OpName): KernelFunc {
     const backend = anyBackend as KernelBackend;
     const geometry = geometryOfKernelCall(op, inputs, backend, attrs);
     const budget = chunkBudgetBytes(op);
-    const values = compositeFilterGradient(
-        geometry, inputs[geometry.src.name]!, inputs[geometry.diffDst.name]!, budget);
+    const src = inputs[geometry.src.name]!;
+    const diffDst = inputs[geometry.diffDst.name]!;
+    const values = hasNonFiniteFacingPadding(geometry, backend, diffDst) ?
+        computeFilterGradient(geometry, backend.readSync(src.dataId) as Float32Array,
+                              backend.readSync(diffDst.dataId) as Float32Array) :
+        compositeFilterGradient(geometry, src, diffDst, budget);
     const shape = [...geometry.filterShape];
     return {dataId: backend.write(values, shape, 'float32'), shape, dtype: 'float32'};
   };
+}
+
+/**
+ * The composite multiplies the zeros it pads src with by diffDst inside its matMul, where
+ * DESIGN.md §2 has no term at all: 0 · ±Infinity or 0 · NaN would turn a finite sum into NaN.
+ * So a padded problem whose diffDst holds a non-finite value takes the exact loop of the cpu
+ * kernel instead (on host copies; such data is rare and the scan is one pass over diffDst).
+ */
+function hasNonFiniteFacingPadding(geometry: FilterGradientGeometry, backend: KernelBackend, diffDst: TensorInfo) {
+  if (!geometry.axes.some(axis => axis.padBegin > 0 || axis.padEnd > 0)) return false;
+  return !(backend.readSync(diffDst.dataId) as Float32Array).every(Number.isFinite);
 }
 
 /** Kernel configs of `op` under each of its names for `backendName`. */

@@ -199,7 +199,9 @@ export class FilterGradientProgram implements GPGPUProgram {
             srcRow += srcRowStep;
             srcCol += srcColStep;`,
       kernelTaps: `
-            sum += getDiffDst(diffDstRow, diffDstCol) * vec4(x0, x1, x2, x3);
+            float y = getDiffDst(diffDstRow, diffDstCol);
+            // A tap in the padding adds nothing, not 0 · y (NaN when y is ±Infinity or NaN).
+            sum += vec4(${[0, 1, 2, 3].map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')});
             w += stride.z;
             ${[0, 1, 2, 3].map(t => t + shiftTaps < 4 ? `x${t} = x${t + shiftTaps};` :
                                                          `x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`)
@@ -223,9 +225,12 @@ export class FilterGradientProgram implements GPGPUProgram {
         return end < dstSize ? end : dstSize;
       }
 ${mode === 'kernelTaps' ? `
+      bool tapInside(int w) {
+        return w >= 0 && w < srcSize.z;
+      }
       // src at innermost position w of the row starting at (row, col); 0 in the padding.
       float srcAt(int row, int col, int w) {
-        return w >= 0 && w < srcSize.z ? getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]) : 0.0;
+        return tapInside(w) ? getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]) : 0.0;
       }` : ''}
 
       void main() {${work}
