@@ -18,22 +18,12 @@ export interface FuzzBackendSettings {
   specialsNote?: string;
 }
 
-/**
- * The composite kernel (kernels/node: tfjs-node's `tensorflow`, `wasm`, and `cpu-composite` in
- * tests) and the webgl kernel multiply the zeros they read for src positions in the padding by
- * diffDst, so an infinite or NaN diffDst value facing padding gives NaN where DESIGN.md §2
- * (terms outside the input are zero) and the reference give a finite sum. Until that is fixed,
- * specials go into src only on those backends (`--specials any` shows the failures).
- */
-const PADDING_SPECIALS_NOTE =
-    'specials in src only: this kernel multiplies its zero padding by diffDst (0·Inf = NaN; the reference skips those terms)';
-
 export const FUZZ_SETTINGS: Readonly<Record<string, FuzzBackendSettings>> = {
   'cpu': {atol: 1e-5, rtol: 1e-5, specials: 'any'},
-  'cpu-composite': {atol: 1e-4, rtol: 1e-4, specials: 'src', specialsNote: PADDING_SPECIALS_NOTE},
-  'wasm': {atol: 1e-4, rtol: 1e-4, specials: 'src', specialsNote: PADDING_SPECIALS_NOTE},
-  'tensorflow': {atol: 1e-4, rtol: 1e-4, specials: 'src', specialsNote: PADDING_SPECIALS_NOTE},
-  'webgl': {atol: 1e-4, rtol: 1e-4, specials: 'src', specialsNote: PADDING_SPECIALS_NOTE},
+  'cpu-composite': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
+  'wasm': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
+  'tensorflow': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
+  'webgl': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
 };
 
 export function fuzzSettings(backend: string): FuzzBackendSettings {
