@@ -1,6 +1,7 @@
+import {dispose} from '@tensorflow/tfjs-core';
 import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
 
-import {geometryOfKernelCall} from '../../src/kernel_inputs';
+import {copyOfForeignInput, geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import type {FilterGradientGeometry} from '../../src/geometry';
 import {computeFilterGradient} from '../cpu/filter_gradient';
@@ -18,12 +19,20 @@ function compositeKernel(op: OpName): KernelFunc {
     const backend = anyBackend as KernelBackend;
     const geometry = geometryOfKernelCall(op, inputs, backend, attrs);
     const budget = chunkBudgetBytes(op);
-    const src = inputs[geometry.src.name]!;
-    const diffDst = inputs[geometry.diffDst.name]!;
-    const values = hasNonFiniteFacingPadding(geometry, backend, diffDst) ?
-        computeFilterGradient(geometry, backend.readSync(src.dataId) as Float32Array,
-                              backend.readSync(diffDst.dataId) as Float32Array) :
-        compositeFilterGradient(geometry, src, diffDst, budget);
+    // Inputs another backend holds are copied here, never moved (see src/kernel_inputs.ts).
+    const srcCopy = copyOfForeignInput(inputs[geometry.src.name]!, backend);
+    const diffDstCopy = copyOfForeignInput(inputs[geometry.diffDst.name]!, backend);
+    const src = srcCopy ?? inputs[geometry.src.name]!;
+    const diffDst = diffDstCopy ?? inputs[geometry.diffDst.name]!;
+    let values: Float32Array;
+    try {
+      values = hasNonFiniteFacingPadding(geometry, backend, diffDst) ?
+          computeFilterGradient(geometry, backend.readSync(src.dataId) as Float32Array,
+                                backend.readSync(diffDst.dataId) as Float32Array) :
+          compositeFilterGradient(geometry, src, diffDst, budget);
+    } finally {
+      dispose([srcCopy, diffDstCopy].filter(copy => copy !== undefined));
+    }
     const shape = [...geometry.filterShape];
     return {dataId: backend.write(values, shape, 'float32'), shape, dtype: 'float32'};
   };
