@@ -15,3 +15,6 @@ export type {ConvolutionAttrs, ConvTransposeAttrs} from './training/forward_ops'
 export {registerFilterGradientGradients} from './training/gradients';
 export {checkGradients} from './training/check_gradients';
 export type {CheckGradientsOptions, GradientCheckReport, InputGradientReport} from './training/check_gradients';
+// Drop-in gradients for tfjs's own convolution kernels (issue 6); `tfjs-conv-backprop-filters/gradients`
+// installs them on import.
+export {DROP_IN_GRADIENT_KERNELS, dropInGradientsInstalled, installDropInGradients, uninstallDropInGradients} from './training/dropin_gradients';
