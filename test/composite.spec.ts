@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, FilterGradientGeometry} from '../kernels/index';
 import {DEFAULT_CHUNK_BYTES} from '../kernels/node/chunk_budget';
 import {estimateChunkBytes, planChunks} from '../kernels/node/chunk_plan';
-import {sliceMerged, transposeMerged} from '../kernels/node/filter_gradient_composite';
+import {sliceMerged, transposeMerged, windowFrame} from '../kernels/node/filter_gradient_composite';
 import {NODE_BACKENDS} from './backends';
 import {CASES, FilterGradientCase, fullFilterShape} from './cases';
 import {expectClose, seededTensor, seededValues} from './helpers/util';
@@ -17,7 +17,7 @@ import {ReferenceAttrs, referenceFilterGradient, referenceOutputDeltaShape} from
  * (no leaks, caller's tensors intact, the gradient tape undisturbed). The case table, golden
  * and error specs run it too, on every composite backend of test/backends.ts.
  */
-const COMPOSITE_BACKENDS = NODE_BACKENDS.filter(b => b.name !== 'cpu');
+const COMPOSITE_BACKENDS = NODE_BACKENDS.filter(b => b.kernel?.startsWith('composite'));
 
 function size(shape: readonly number[]) {
   return shape.reduce((a, b) => a * b, 1);
@@ -128,6 +128,39 @@ describe('composite kernel chunk plan', () => {
         {strides: [1], filterShape: [3]});
     expect(planChunks(geometry, DEFAULT_CHUNK_BYTES).chunks).toEqual([]);
   });
+});
+
+/**
+ * Regression: the window frame was Q·s long per axis whatever was read, so a valid stride (or
+ * dilation, with pads to match) far larger than src made a frame of the stride's size: strides
+ * [2^30] on 5 elements ended on wasm in "memory access out of bounds" after ~11 s. Positions and
+ * kernel offsets that read no src value are cut off now, and one position has no stride.
+ */
+const FAR_PAST_THE_INPUT = [
+  {id: 'strides [2^30] on 5 elements (one position, reads src[0])', input: [1, 5, 1], outputDelta: [1, 1, 1],
+   attrs: {strides: [2 ** 30], filterShape: [1]}, expected: [1], frameLength: 1},
+  {id: 'strides [2^30] on 5 elements, kernel 3 (reads src[0..2])', input: [1, 5, 1], outputDelta: [1, 1, 1],
+   attrs: {strides: [2 ** 30], filterShape: [3]}, expected: [1, 1, 1], frameLength: 3},
+  {id: 'dilation 2^30 with pads 2^30 (tap 0 reads only padding)', input: [1, 5, 1], outputDelta: [1, 5, 1],
+   attrs: {strides: [1], dilations: [2 ** 30], padsBegin: [2 ** 30], padsEnd: [0], filterShape: [2]},
+   expected: [0, 5], frameLength: 5},
+  {id: '2-D, strides [2^30, 1] with pads 2^30 ahead (position 1 reads rows 0 and 1, position 0 nothing)', input: [1, 2, 3, 1],
+   outputDelta: [1, 2, 3, 1], attrs: {strides: [2 ** 30, 1], padsBegin: [2 ** 30, 0], padsEnd: [0, 0], filterShape: [2, 1]},
+   expected: [3, 3], frameLength: 2},
+];
+
+describe('composite kernel window frame', () => {
+  for (const p of FAR_PAST_THE_INPUT) {
+    it(`stays within what is read: ${p.id}`, () => {
+      const geometry = computeGeometry(
+          ConvolutionBackpropFilters,
+          {input: {shape: p.input, dtype: 'float32'}, outputDelta: {shape: p.outputDelta, dtype: 'float32'}}, p.attrs);
+      const chunk = {batchBegin: 0, batchSize: 1, rowBegin: 0, rowCount: geometry.axes[0].diffDstSize};
+      const frame = windowFrame(geometry, chunk)!;
+      expect(frame.axes[0].length * frame.axes[0].stride).toBe(p.frameLength);
+      for (const axis of frame.axes) expect(axis.srcCount + axis.padBefore + axis.padAfter).toBeLessThanOrEqual(6);
+    });
+  }
 });
 
 describe('composite kernel helpers', () => {
@@ -295,6 +328,14 @@ for (const backend of COMPOSITE_BACKENDS) {
       expect(tf.memory().numTensors).toBe(before);
       tf.dispose([x, dy, a]);
     });
+
+    for (const p of FAR_PAST_THE_INPUT) {
+      it(`computes ${p.id} (a regression: a frame of the stride's size)`, () => {
+        const dW = convolutionBackpropFilters(tf.ones(p.input), tf.ones(p.outputDelta), p.attrs);
+        expect(Array.from(dW.dataSync())).toEqual(p.expected);
+        tf.dispose(dW);
+      });
+    }
 
     // Regression: tfjs moves a tensor made on another backend on first access, and its IS_TEST
     // leak check (on in this suite) credited the moves made inside the composite's inner ops to

@@ -31,7 +31,8 @@ const BYTES = 4;  // float32 elements
  * filter_gradient_composite.ts): two copies of the chunk's src frame (its rows cropped and
  * padded to Q·s per axis; each step of the crop/pad/transpose chain frees the one before), the
  * K slices and the window matrix they are concatenated into (K × C_s per position, twice),
- * diffDst's rows and their transpose, and the matMul's result (one filter).
+ * diffDst's rows and their transpose, and the matMul's result (one filter). It counts every
+ * position and kernel offset; windowFrame keeps only those that read src, never more.
  */
 export function estimateChunkBytes(geometry: FilterGradientGeometry, samples: number, rows: number): number {
   const kernelVolume = geometry.axes.reduce((v, a) => v * a.kernelSize, 1);

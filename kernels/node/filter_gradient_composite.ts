@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type {TensorInfo} from '@tensorflow/tfjs-core';
 
-import type {FilterGradientGeometry, SpatialAxis} from '../../src/geometry';
+import type {FilterGradientGeometry} from '../../src/geometry';
 import {CompositeChunk, planChunks} from './chunk_plan';
 
 /**
@@ -14,14 +14,15 @@ import {CompositeChunk, planChunks} from './chunk_plan';
  * Per chunk (a range of samples; and of diffDst's outermost rows when one sample alone is over
  * the memory budget, see chunk_plan.ts):
  *
- * 1. src → the chunk's window frame [φ…, C, n, q…]: the src rows the chunk reads, cropped and
+ * 1. src → the chunk's window frame [φ…, C, n, q…]: the src rows the chunk reads (from the
+ *    positions and kernel offsets that read any src value: see windowFrame), cropped and
  *    zero-padded so that each spatial axis is Q·s long, channels moved first, and each strided
  *    axis split into s phases of Q (u = q·s + φ) with the phases moved ahead. Tap (p, k) reads
  *    u = p·s + k·d, i.e. phase (k·d) mod s at q = p + ⌊k·d / s⌋: for a fixed kernel offset k
  *    the windows of all positions are ONE contiguous unit-stride slice of the frame, whatever
  *    the strides and dilations. Phases no tap reads are dropped (a 1×1 kernel with stride 2
  *    keeps a quarter of a 2-D src).
- * 2. The K slices (one per kernel offset), each [G, SC, n·P], are concatenated into the window
+ * 2. The K slices (one per kernel offset kept), each [G, SC, n·P], are concatenated into the window
  *    matrix [G, K·SC, n·P] — channel-major, so the concat is K contiguous copies.
  * 3. One batched matMul, the groups as its batch: [G, K·SC, n·P] · [G, n·P, DC] → [G, K·SC, DC].
  *    For G = 1 it is a plain product with no transpose flag, the shape wasm's XNNPACK path
@@ -49,28 +50,37 @@ export function compositeFilterGradient(
     geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo, budgetBytes: number): Float32Array {
   const sums = new Float64Array(geometry.filterSize);
   const plan = planChunks(geometry, budgetBytes);
-  const kernelOffsets = filterKernelOffsets(geometry.axes);
   for (const chunk of plan.chunks) {
     const frame = windowFrame(geometry, chunk);
     if (frame === undefined) continue;  // every tap of this chunk reads padding: it adds nothing
     const partial = tf.tidy(() => chunkProduct(geometry, src, diffDst, chunk, frame));
     const values = partial.dataSync();
     partial.dispose();
-    accumulate(geometry, values, kernelOffsets, sums);
+    accumulate(geometry, values, frame.taps.map(tap => tap.filterOffset), sums);
   }
   return Float32Array.from(sums);
 }
 
 /** How one spatial axis of a chunk's src becomes its window frame. */
 export interface FrameAxis {
-  /** diffDst positions of the chunk along this axis. */
+  /**
+   * The diffDst positions of the chunk along this axis that read some src value,
+   * [firstPosition, firstPosition + positions); the others add nothing and are left out.
+   */
+  readonly firstPosition: number;
   readonly positions: number;
+  /** The kernel offsets that read some src value from those positions, [firstTap, firstTap + tapCount). */
+  readonly firstTap: number;
+  readonly tapCount: number;
   /** The src range read, [srcBegin, srcBegin + srcCount), and the zeros around it. */
   readonly srcBegin: number;
   readonly srcCount: number;
   readonly padBefore: number;
   readonly padAfter: number;
-  /** The stride s and the phase length Q: srcCount + pads = Q · s. */
+  /**
+   * The frame's stride s (the geometry's, or 1 when one position is left: a single window has
+   * no stride to honour) and the phase length Q: srcCount + pads = Q · s.
+   */
   readonly stride: number;
   readonly length: number;
   /** The phases some kernel offset reads, [phaseBegin, phaseBegin + phaseCount) of the s. */
@@ -81,45 +91,79 @@ export interface FrameAxis {
 export interface WindowFrame {
   readonly axes: readonly FrameAxis[];
   /**
-   * Per flat kernel offset k (outermost axis first): its phase (flat over the kept phases of
-   * every axis) and its offset q along each axis.
+   * Per kernel offset the frame keeps (outermost axis first): its phase (flat over the kept
+   * phases of every axis), its offset q along each axis, and its offset in the result (Σ k_a ·
+   * the filter's stride along axis a). Offsets left out read only padding: their gradient is 0.
    */
-  readonly taps: ReadonlyArray<{readonly phase: number; readonly offsets: readonly number[]}>;
+  readonly taps: ReadonlyArray<{readonly phase: number; readonly offsets: readonly number[]; readonly filterOffset: number}>;
 }
 
 /**
  * The frame of one chunk, from the geometry alone. Undefined when the chunk's windows lie
  * entirely in the padding along some axis (its contribution is zero).
+ *
+ * The frame covers only what is read: the positions and kernel offsets that read no src value
+ * along an axis are cut off first. Otherwise a stride or dilation far larger than src (valid
+ * with large pads, or a stride past the input: strides [2^30] on 5 elements) would make a frame
+ * of Q·s zeros, 2^30 of them for one value read (wasm: "memory access out of bounds").
+ * With both cut, a frame axis is at most (positions + ⌊(K − 1)·d / s⌋)·s long, and a position
+ * (or kernel offset) is kept only if it reads src, which bounds s (or d) by src's size plus
+ * the other's reach.
  */
 export function windowFrame(geometry: FilterGradientGeometry, chunk: CompositeChunk): WindowFrame | undefined {
   const axes: FrameAxis[] = [];
   for (let a = 0; a < geometry.axes.length; a++) {
     const axis = geometry.axes[a];
-    const positions = a === 0 ? chunk.rowCount : axis.diffDstSize;
-    const firstPosition = a === 0 ? chunk.rowBegin : 0;
-    const length = positions + Math.floor(((axis.kernelSize - 1) * axis.dilation) / axis.stride);
-    const origin = firstPosition * axis.stride - axis.padBegin;  // the src index of u = 0
-    const extent = length * axis.stride;
+    const {stride: s, dilation: d, padBegin, kernelSize, srcSize} = axis;
+    const chunkBegin = a === 0 ? chunk.rowBegin : 0;
+    const chunkEnd = a === 0 ? chunk.rowBegin + chunk.rowCount : axis.diffDstSize;
+    // Position p reads src[p·s − pb + k·d] for k in [0, K); kernel offset k the same over p.
+    const positionReads = (p: number) => readsSrc(p * s - padBegin, d, 0, kernelSize, srcSize);
+    let firstPosition = chunkBegin;
+    while (firstPosition < chunkEnd && !positionReads(firstPosition)) firstPosition++;
+    if (firstPosition === chunkEnd) return undefined;
+    let lastPosition = chunkEnd - 1;
+    while (!positionReads(lastPosition)) lastPosition--;
+    const tapReads = (k: number) => readsSrc(k * d - padBegin, s, firstPosition, lastPosition + 1, srcSize);
+    let firstTap = 0;
+    while (!tapReads(firstTap)) firstTap++;
+    let lastTap = kernelSize - 1;
+    while (!tapReads(lastTap)) lastTap--;
+
+    const positions = lastPosition - firstPosition + 1;
+    const tapCount = lastTap - firstTap + 1;
+    const stride = positions === 1 ? 1 : s;
+    const length = positions + Math.floor(((tapCount - 1) * d) / stride);
+    const origin = firstPosition * s - padBegin + firstTap * d;  // the src index of u = 0
+    const extent = length * stride;
     const srcBegin = Math.max(0, origin);
-    const srcEnd = Math.min(axis.srcSize, origin + extent);
-    if (srcBegin >= srcEnd) return undefined;
+    const srcEnd = Math.min(srcSize, origin + extent);
     const padBefore = srcBegin - origin;
-    const phases = Array.from({length: axis.kernelSize}, (_, k) => (k * axis.dilation) % axis.stride);
+    const phases = Array.from({length: tapCount}, (_, k) => (k * d) % stride);
     const phaseBegin = Math.min(...phases);
     axes.push({
-      positions, srcBegin, srcCount: srcEnd - srcBegin, padBefore, padAfter: extent - padBefore - (srcEnd - srcBegin),
-      stride: axis.stride, length, phaseBegin, phaseCount: Math.max(...phases) - phaseBegin + 1,
+      firstPosition, positions, firstTap, tapCount, srcBegin, srcCount: srcEnd - srcBegin, padBefore,
+      padAfter: extent - padBefore - (srcEnd - srcBegin), stride, length, phaseBegin,
+      phaseCount: Math.max(...phases) - phaseBegin + 1,
     });
   }
-  let taps: Array<{phase: number; offsets: number[]}> = [{phase: 0, offsets: []}];
+  let taps: Array<{phase: number; offsets: number[]; filterOffset: number}> = [{phase: 0, offsets: [], filterOffset: 0}];
   geometry.axes.forEach((axis, a) => {
-    const {phaseBegin, phaseCount} = axes[a];
-    taps = taps.flatMap(tap => Array.from({length: axis.kernelSize}, (_, k) => ({
-      phase: tap.phase * phaseCount + ((k * axis.dilation) % axis.stride) - phaseBegin,
-      offsets: [...tap.offsets, Math.floor((k * axis.dilation) / axis.stride)],
+    const {phaseBegin, phaseCount, stride, firstTap, tapCount} = axes[a];
+    taps = taps.flatMap(tap => Array.from({length: tapCount}, (_, k) => ({
+      phase: tap.phase * phaseCount + ((k * axis.dilation) % stride) - phaseBegin,
+      offsets: [...tap.offsets, Math.floor((k * axis.dilation) / stride)],
+      filterOffset: tap.filterOffset + (firstTap + k) * axis.filterStride,
     })));
   });
   return {axes, taps};
+}
+
+/** Whether base + j·step lies in [0, size) for some j in [jBegin, jEnd). */
+function readsSrc(base: number, step: number, jBegin: number, jEnd: number, size: number): boolean {
+  const low = Math.max(jBegin, Math.ceil(-base / step));
+  const high = Math.min(jEnd - 1, Math.floor((size - 1 - base) / step));
+  return low <= high;
 }
 
 /** One chunk's partial gradient [G, K·SC, DC] from tfjs ops (see compositeFilterGradient). */
@@ -198,8 +242,10 @@ function chunkProduct(
 
   // 6. diffDst as [G, n·P, DC], and the product.
   const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
-  const dy = sliceAxes(
-      asTensor(diffDstInfo), [[0, chunk.batchBegin, samples], [nxc ? 1 : 2, chunk.rowBegin, chunk.rowCount]]);
+  const dy = sliceAxes(asTensor(diffDstInfo), [
+    [0, chunk.batchBegin, samples],
+    ...frame.axes.map((f, a): [number, number, number] => [spatialAxis(a), f.firstPosition, f.positions]),
+  ]);
   const dyRows = nxc ?
       transposeMerged(tf.reshape(dy, [samples * positions, groups, diffDstPerGroup]), [1, 0, 2]) :
       transposeMerged(tf.reshape(dy, [samples, groups, diffDstPerGroup, positions]), [1, 0, 3, 2]);
@@ -274,26 +320,20 @@ export function transposeMerged(x: tf.Tensor, perm: readonly number[]): tf.Tenso
   return tf.reshape(tf.transpose(tf.reshape(x, mergedShape), mergedPerm), outShape);
 }
 
-/** Σ_a k_a · (the result's stride along spatial axis a), per flat kernel offset k (outermost first). */
-function filterKernelOffsets(axes: readonly SpatialAxis[]): Int32Array {
-  let offsets = [0];
-  for (const axis of axes) {
-    offsets = offsets.flatMap(base => Array.from({length: axis.kernelSize}, (_, k) => base + k * axis.filterStride));
-  }
-  return Int32Array.from(offsets);
-}
-
-/** Adds a chunk's partial product [G][K][SC][DC] into the result, laid out by the geometry's filter strides. */
+/**
+ * Adds a chunk's partial product [G][T][SC][DC] (T: the frame's taps) into the result, laid out
+ * by the geometry's filter strides; `tapOffsets` holds each tap's offset in the result.
+ */
 function accumulate(
-    geometry: FilterGradientGeometry, partial: ArrayLike<number>, kernelOffsets: Int32Array, sums: Float64Array) {
+    geometry: FilterGradientGeometry, partial: ArrayLike<number>, tapOffsets: readonly number[], sums: Float64Array) {
   const {groups, filterStrides} = geometry;
   const srcPerGroup = geometry.src.channelsPerGroup;
   const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
   let i = 0;
   for (let g = 0; g < groups; g++) {
-    for (let k = 0; k < kernelOffsets.length; k++) {
+    for (const tapOffset of tapOffsets) {
       for (let sc = 0; sc < srcPerGroup; sc++) {
-        const base = g * filterStrides.group + kernelOffsets[k] + sc * filterStrides.srcChannel;
+        const base = g * filterStrides.group + tapOffset + sc * filterStrides.srcChannel;
         for (let dc = 0; dc < diffDstPerGroup; dc++) sums[base + dc * filterStrides.diffDstChannel] += partial[i++];
       }
     }
