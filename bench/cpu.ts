@@ -1,44 +1,68 @@
 /**
- * `npm run bench` — filter-gradient throughput of the cpu kernels on real workloads (benchdnn
- * shape lists, see workloads.ts), next to tfjs's own Conv2DBackpropFilter on a shape small
- * enough for it; then the composite kernel of kernels/node (the one registered for tfjs-node's
- * `tensorflow` and for `wasm`) on the same workloads and data, on wasm and on tfjs's own cpu
- * ops ('cpu-composite'), its results checked against the cpu kernel's.
+ * `npm run bench [-- options]` — filter-gradient throughput on the Node backends, over named
+ * workloads from oneDNN's benchdnn shape lists (bench/workloads.ts), side by side in one run:
  *
- *   npx tsx bench/cpu.ts [--runs N]
+ * - ours on tfjs's `cpu` backend, with the WebAssembly SIMD micro-kernel
+ *   (tfjs flag CONV_BACKPROP_FILTERS_WASM_SIMD = true) and with the plain TypeScript loops
+ *   (= false); one "ours cpu" row when the flag is not registered;
+ * - ours on `wasm` (@tensorflow/tfjs-backend-wasm): the composite kernel of kernels/node, the
+ *   one tfjs-node's `tensorflow` backend also runs;
+ * - PyTorch (torch.nn.grad.conv*d_weight, 1 thread) through /usr/bin/python3 when it imports
+ *   torch (bench/pytorch_server.py, a child process of this one);
+ * - tfjs's built-in kernels as anchors: Conv3DBackpropFilterV2 on wasm for the 3-D workloads, and
+ *   Conv2DBackpropFilter on cpu for one ResNet-50 shape (it runs at ~0.015 GFLOP/s, so one run).
  *
- * Each workload: one warm-up call, then N timed calls (default 5); the table gives the median,
- * min and max wall time of a call (including reading the result back) and the median GFLOP/s
- * (2·N·O·(C/G)·K·out-spatial per gradient, from computeGeometry). Batches are scaled down from
- * the files' (mb50, mb256 …) to what a JavaScript run can do; the table states the batch used.
- * The composite on tfjs's cpu ops is slow (its slices and transposes go element by element):
- * it gets one timed run after the warm-up whatever --runs says.
+ * Every implementation of a workload is warmed up once (that call also measures memory), then
+ * the timed runs go round-robin over the implementations, so noise from a shared machine hits
+ * them alike; a run is one call until its result is read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial
+ * (computeGeometry's flops) / median time. Results of every implementation are compared with
+ * the TypeScript loops'. Writes bench/results/cpu.md, cpu.svg and cpu.json, and prints the tables.
+ *
+ *   --runs N        timed runs per implementation and workload (default 5)
+ *   --only a,b      only the workloads whose name contains one of these
+ *   --no-pytorch    skip PyTorch;  --no-builtin   skip tfjs's built-in cpu kernel (its one run takes ~15 s)
+ *   --out DIR       where to write the results (default bench/results; '-' writes nothing)
  */
+import {peakRssAvailable, probeMemory, wasmBytes, wasmMemoryCount} from './node_memory';  // first: hooks WebAssembly
+
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
 
 import * as tf from '@tensorflow/tfjs-core';
+import {spawn} from 'child_process';
+import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
+import * as readline from 'readline';
 
 import {computeGeometry, CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
-import {planChunks} from '../kernels/node/chunk_plan';
-import {CPU_COMPOSITE, registerCpuCompositeBackend} from '../test/helpers/composite_backends';
 
-import {describeProblem, findProblem, listWorkloadFiles, loadWorkloadFile, parseDescriptor, Problem, toOpArguments, workloadsDir} from './workloads';
+import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, summarize, Timing} from './report';
+import {describeProblem, findProblem, listWorkloadFiles, loadWorkloadFile, Problem, toOpArguments, workloadsDir} from './workloads';
+
+/** The tfjs flag that switches the cpu kernel between its WebAssembly SIMD path and the TypeScript loops. */
+const SIMD_FLAG = 'CONV_BACKPROP_FILTERS_WASM_SIMD';
 
 interface Pick {
   readonly file: string;
   readonly name: string;
+  /** The batch of this run (the files say mb50…mb256: too much for JavaScript). */
   readonly batch: number;
+  /** Whether the issue's key figures are read off this workload. */
+  readonly key?: boolean;
 }
 
-/** The workloads of this run: one per kind of problem the design names (§7), batch ≤ 2. */
+/** The workloads: the kinds of problem DESIGN.md §7 and issue 7 name. */
 const PICKS: readonly Pick[] = [
-  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 2},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 2, key: true},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res3a_branch2b', batch: 2, key: true},
   {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2a', batch: 2},
   {file: 'conv/shapes_resnet_50', name: 'resnet_50:res3a_branch2c', batch: 2},
-  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv3_1/dw', batch: 1},
-  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv2_2/dw', batch: 1},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:conv1', batch: 2},
+  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv3_1/dw', batch: 2},
+  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv2_2/dw', batch: 2},
+  {file: 'conv/shapes_googlenet_v1', name: 'googlenet_v1:inception_3a/3x3', batch: 2},
+  {file: 'conv/shapes_googlenet_v1', name: 'googlenet_v1:inception_3a/5x5', batch: 2},
   {file: 'conv/shapes_1d', name: 'conv1d:8', batch: 1},
   {file: 'conv/shapes_3d', name: '3d_conv_pad:2', batch: 1},
   {file: 'conv/shapes_3d_unet', name: '3d_unet:conv_7', batch: 1},
@@ -48,68 +72,331 @@ const PICKS: readonly Pick[] = [
   {file: 'deconv/shapes_2d', name: 'resnet_50:res3a_branch1', batch: 2},
 ];
 
-/** The shape tfjs's built-in kernel is compared on (it runs at a few MFLOP/s): x [1,14,14,16], 3x3, 16→16, pad 1. */
-const COMPARISON_DESCRIPTOR = 'mb1ic16ih14oc16oh14kh3ph1n"small:3x3_16x16_14x14"';
+/** The shape tfjs's built-in cpu Conv2DBackpropFilter is timed on: ResNet-50 res2a_branch2b at batch 1. */
+const ANCHOR: Pick = {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 1};
 
-function parseRuns(argv: readonly string[]): number {
-  const index = argv.findIndex(a => a === '--runs' || a.startsWith('--runs='));
-  if (index < 0) return 5;
-  const text = argv[index].includes('=') ? argv[index].split('=')[1] : argv[index + 1];
-  const runs = Number(text);
-  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`--runs needs a positive integer, got '${text}'`);
-  return runs;
+interface Options {
+  runs: number;
+  only: string[] | null;
+  pytorch: boolean;
+  builtIn: boolean;
+  out: string | null;
 }
 
-interface Timing {
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-}
-
-function summarize(times: readonly number[]): Timing {
-  const sorted = [...times].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return {median, min: sorted[0], max: sorted[sorted.length - 1]};
-}
-
-/**
- * Warm-up once, then `runs` timed calls; each call's result is read back and disposed. The
- * warm-up's result is handed to `warmUp` first, if given.
- */
-function time(runs: number, call: () => tf.Tensor, warmUp?: (result: tf.Tensor) => void): Timing {
-  const first = readBack(call());
-  warmUp?.(first);
-  first.dispose();
-  const times: number[] = [];
-  for (let r = 0; r < runs; r++) {
-    const start = performance.now();
-    const result = readBack(call());
-    times.push(performance.now() - start);
-    result.dispose();
+function parseOptions(argv: readonly string[]): Options {
+  const options: Options = {runs: 5, only: null, pytorch: true, builtIn: true, out: path.resolve(__dirname, 'results')};
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--runs') {
+      const text = value();
+      options.runs = Number(text);
+      if (!Number.isSafeInteger(options.runs) || options.runs < 1) throw new Error(`--runs needs a positive integer, got '${text}'`);
+    } else if (flag === '--only') {
+      options.only = value().split(',').filter(s => s !== '');
+    } else if (flag === '--no-pytorch') {
+      options.pytorch = false;
+    } else if (flag === '--no-builtin') {
+      options.builtIn = false;
+    } else if (flag === '--out') {
+      const v = value();
+      options.out = v === '-' ? null : path.resolve(v);
+    } else {
+      throw new Error(`unknown option '${argv[i]}' (--runs N, --only a,b, --no-pytorch, --no-builtin, --out DIR)`);
+    }
   }
-  return summarize(times);
+  return options;
 }
 
-function readBack(t: tf.Tensor): tf.Tensor {
-  t.dataSync();
-  return t;
+// ---------------------------------------------------------------------------------------------
+// PyTorch, as a child process answering one JSON line per command.
+
+interface PyTorchHello {
+  torch: string;
+  threads: number;
+  mkldnn: boolean;
+  python: string;
+}
+
+class PyTorch {
+  private readonly pending: Array<(line: string) => void> = [];
+  private exited = false;
+
+  private constructor(private readonly child: ReturnType<typeof spawn>) {
+    readline.createInterface({input: child.stdout!}).on('line', line => this.pending.shift()?.(line));
+    child.on('exit', () => {
+      this.exited = true;
+      for (const resolve of this.pending.splice(0)) resolve(JSON.stringify({error: 'python exited'}));
+    });
+  }
+
+  /** Starts the server; a string says why PyTorch is skipped. */
+  static async start(): Promise<{torch: PyTorch; hello: PyTorchHello}|string> {
+    const python = process.env.CONV_BENCH_PYTHON || '/usr/bin/python3';
+    if (!fs.existsSync(python)) return `${python} not found (set CONV_BENCH_PYTHON)`;
+    const child = spawn(python, [path.join(__dirname, 'pytorch_server.py')], {stdio: ['pipe', 'pipe', 'pipe']});
+    let stderr = '';
+    child.stderr!.on('data', chunk => stderr += String(chunk));
+    const torch = new PyTorch(child);
+    const hello = await torch.request<PyTorchHello>({op: 'hello'}).catch((e: Error) => e);
+    if (hello instanceof Error) {
+      torch.stop();
+      const lastLine = stderr.trim().split('\n').pop() ?? '';
+      return `${python} could not run PyTorch (${lastLine || hello.message})`;
+    }
+    return {torch, hello};
+  }
+
+  request<T>(command: object): Promise<T> {
+    if (this.exited) return Promise.reject(new Error('python exited'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push(line => {
+        const answer = JSON.parse(line) as T & {error?: string};
+        if (answer.error !== undefined) reject(new Error(`PyTorch: ${answer.error}`));
+        else resolve(answer);
+      });
+      this.child.stdin!.write(`${JSON.stringify(command)}\n`);
+    });
+  }
+
+  stop() {
+    this.child.stdin!.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Implementations: each sets up a workload, then warms up (measuring memory) and times calls.
+
+type ImplKey = 'pytorch'|'simd'|'typescript'|'composite'|'wasmBuiltIn'|'cpuBuiltIn';
+
+interface Memory {
+  /** Peak resident bytes of the process during the call above those before it (null: unknown). */
+  peakRss: number | null;
+  /** WebAssembly memory growth during the call, and the total after it (null: not WebAssembly). */
+  wasmGrowth: number | null;
+  wasmTotal: number | null;
+  /** tfjs tensor bytes: the high-water mark during the call (tf.profile) above the bytes before it. */
+  tfPeak: number | null;
+}
+
+interface Session {
+  /** The warm-up call: measures memory, returns the result's values (null for PyTorch) and its wall time. */
+  warmUp(): Promise<{memory: Memory; values: Float32Array | null; ms: number}>;
+  /** One timed call until its result is read back, in ms. */
+  call(): Promise<number>;
+  dispose(): Promise<void>;
+}
+
+interface Impl {
+  readonly key: ImplKey;
+  readonly label: string;
+  readonly color: string;
+  /** Timed runs for this implementation (the built-ins get fewer: they are slow). */
+  runs(options: Options): number;
+  /** The warm-up call is the (only) timed run: for tfjs's built-in cpu kernel, which takes seconds. */
+  readonly warmUpIsRun?: boolean;
+  /** null: this implementation cannot run the problem. */
+  setUp(problem: Problem, batch: number, seed: number): Promise<Session | null>;
 }
 
 const opName = (p: Problem) => p.kind === 'conv' ? 'ConvolutionBackpropFilters' : 'ConvTransposeBackpropFilters';
 
-/** Random input/outputDelta for a problem, our call, and the geometry's flop count. */
-function setUp(problem: Problem, batch: number, seed: number) {
+/** Random input/outputDelta on the current backend, and our call. */
+function ourCall(problem: Problem, batch: number, seed: number) {
   const args = toOpArguments(problem, batch);
   const input = tf.randomUniform(args.inputShape, -1, 1, 'float32', seed);
   const outputDelta = tf.randomUniform(args.outputDeltaShape, -1, 1, 'float32', seed + 1);
-  const geometry = computeGeometry(opName(problem), {input, outputDelta}, args.attrs as unknown as Record<string, unknown>);
   const call = () => args.kind === 'conv' ? convolutionBackpropFilters(input, outputDelta, args.attrs) :
                                              convTransposeBackpropFilters(input, outputDelta, args.attrs);
-  return {args, input, outputDelta, geometry, call, dispose: () => tf.dispose([input, outputDelta])};
+  return {args, input, outputDelta, call};
 }
 
-/** max |a − b| / max |b|: the worst difference on the scale of the result. */
+/** The memory buffer of tfjs-backend-wasm's heap (undefined before the backend is set up). */
+function tfjsWasmHeap(): ArrayBuffer | undefined {
+  const backend = tf.engine().registry['wasm'] as unknown as {wasm?: {HEAPU8?: Uint8Array}} | undefined;
+  return backend?.wasm?.HEAPU8?.buffer as ArrayBuffer | undefined;
+}
+
+/** A session of a tfjs call on `backend`, with `before` run ahead of each call (e.g. setting a flag). */
+async function tfjsSession(
+    backend: string, make: () => {tensors: tf.Tensor[]; call: () => tf.Tensor}, before: () => void = () => {}): Promise<Session> {
+  // On wasm: tfjs-backend-wasm's heap; on cpu: every other WebAssembly memory (the SIMD kernel's).
+  const wasm = backend === 'wasm';
+  const select = (memory: WebAssembly.Memory) => (memory.buffer === tfjsWasmHeap()) === wasm;
+  await tf.setBackend(backend);
+  const {tensors, call} = make();
+  const timed = async () => {
+    if (tf.getBackend() !== backend) await tf.setBackend(backend);
+    before();
+    const start = performance.now();
+    const result = call();
+    result.dataSync();
+    const elapsed = performance.now() - start;
+    result.dispose();
+    return elapsed;
+  };
+  return {
+    async warmUp() {
+      if (tf.getBackend() !== backend) await tf.setBackend(backend);
+      before();
+      const startBytes = tf.memory().numBytes;
+      let values: Float32Array = new Float32Array(0);
+      const start = performance.now();
+      const probe = await probeMemory(async () => {
+        const info = await tf.profile(() => {
+          const result = call();
+          values = result.dataSync() as Float32Array;
+          return result;
+        });
+        const peak = info.peakBytes;
+        (info.result as tf.Tensor).dispose();
+        return peak;
+      }, select);
+      const elapsed = performance.now() - start;
+      return {
+        values,
+        ms: elapsed,
+        memory: {
+          peakRss: probe.peakRssBytes,
+          wasmGrowth: probe.wasmGrowthBytes,
+          wasmTotal: probe.wasmBytesAfter,
+          tfPeak: Math.max(0, probe.result - startBytes),
+        },
+      };
+    },
+    call: timed,
+    async dispose() {
+      if (tf.getBackend() !== backend) await tf.setBackend(backend);
+      tf.dispose(tensors);
+    },
+  };
+}
+
+function ourImpl(key: 'simd'|'typescript'|'composite', label: string, color: string, simd: boolean | null): Impl {
+  const backend = key === 'composite' ? 'wasm' : 'cpu';
+  const before = simd === null ? () => {} : () => tf.env().set(SIMD_FLAG, simd);
+  return {
+    key,
+    label,
+    color,
+    runs: options => options.runs,
+    setUp: (problem, batch, seed) => tfjsSession(backend, () => {
+      const {input, outputDelta, call} = ourCall(problem, batch, seed);
+      return {tensors: [input, outputDelta], call};
+    }, before),
+  };
+}
+
+/** tfjs-backend-wasm's Conv3DBackpropFilterV2: 3-D convolutions, no dilation, 'valid' or 'same' pads. */
+const wasmBuiltInImpl: Impl = {
+  key: 'wasmBuiltIn',
+  label: 'tfjs built-in (wasm Conv3DBackpropFilterV2)',
+  color: '#8c1c13',
+  runs: options => Math.min(options.runs, 3),
+  setUp: async (problem, batch, seed) => {
+    const pad = builtInPad(problem);
+    if (problem.kind !== 'conv' || problem.spatialRank !== 3 || problem.groups !== 1 || pad === null ||
+        problem.dilations.some(d => d !== 1)) {
+      return null;
+    }
+    return tfjsSession('wasm', () => {
+      const {input, outputDelta} = ourCall(problem, batch, seed);
+      const filterShape = [...problem.kernel, problem.ic, problem.oc];
+      const call = () => tf.engine().runKernel(
+                             'Conv3DBackpropFilterV2', {x: input, dy: outputDelta},
+                             {strides: [...problem.strides], pad, filterShape} as unknown as tf.NamedAttrMap) as tf.Tensor;
+      return {tensors: [input, outputDelta], call};
+    });
+  },
+};
+
+/** 'valid' or 'same' when the problem's pads are what tfjs computes for them; null otherwise. */
+function builtInPad(problem: Problem): 'valid'|'same'|null {
+  if (problem.padsBegin.every(p => p === 0) && problem.padsEnd.every(p => p === 0)) return 'valid';
+  const same = problem.inputSize.every((size, a) => {
+    const out = Math.ceil(size / problem.strides[a]);
+    const total = Math.max(0, (out - 1) * problem.strides[a] + problem.kernel[a] - size);
+    return out === problem.outputSize[a] && problem.padsBegin[a] === Math.floor(total / 2) &&
+        problem.padsEnd[a] === total - Math.floor(total / 2);
+  });
+  return same ? 'same' : null;
+}
+
+/** tfjs's cpu Conv2DBackpropFilter: 2-D, groups 1, no dilation, explicit pads. */
+const cpuBuiltInImpl: Impl = {
+  key: 'cpuBuiltIn',
+  label: 'tfjs built-in (cpu Conv2DBackpropFilter)',
+  color: COLORS.builtIn,
+  runs: () => 1,
+  warmUpIsRun: true,
+  setUp: async (problem, batch, seed) => {
+    if (problem.kind !== 'conv' || problem.spatialRank !== 2 || problem.groups !== 1 || problem.dilations.some(d => d !== 1)) {
+      return null;
+    }
+    return tfjsSession('cpu', () => {
+      const {input, outputDelta} = ourCall(problem, batch, seed);
+      const filterShape = [...problem.kernel, problem.ic, problem.oc];
+      const pad = [[0, 0], ...problem.padsBegin.map((b, a) => [b, problem.padsEnd[a]]), [0, 0]];
+      const call = () => tf.engine().runKernel(
+                             'Conv2DBackpropFilter', {x: input, dy: outputDelta},
+                             {strides: [...problem.strides], pad, dataFormat: 'NHWC', dimRoundingMode: undefined,
+                              filterShape} as unknown as tf.NamedAttrMap) as tf.Tensor;
+      return {tensors: [input, outputDelta], call};
+    });
+  },
+};
+
+function pytorchImpl(torch: PyTorch, hello: PyTorchHello): Impl {
+  return {
+    key: 'pytorch',
+    label: `PyTorch ${hello.torch.replace(/a0$/, '')} (${hello.threads} thread)`,
+    color: COLORS.pytorch,
+    runs: options => options.runs,
+    setUp: async (problem, batch) => {
+      await torch.request({op: 'setup', problem: {...problem, batch}});  // includes one untimed call
+      return {
+        async warmUp() {
+          const {peakRssBytes} = await torch.request<{peakRssBytes: number | null}>({op: 'memory'});
+          return {values: null, ms: NaN, memory: {peakRss: peakRssBytes, wasmGrowth: null, wasmTotal: null, tfPeak: null}};
+        },
+        call: async () => (await torch.request<{ms: number}>({op: 'call'})).ms,
+        dispose: async () => void await torch.request({op: 'free'}),
+      };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface Measurement {
+  impl: ImplKey;
+  timing: Timing;
+  gflops: number;
+  memory: Memory;
+  /** max |impl − TypeScript loops| / max |TypeScript loops| (null: not compared). */
+  difference: number | null;
+}
+
+interface WorkloadResult {
+  name: string;
+  label: string;
+  source: string;
+  descriptor: string;
+  batch: number;
+  fileBatch: number;
+  shape: string;
+  flops: number;
+  /** Bytes of input + outputDelta, and of the gradient. */
+  dataBytes: number;
+  outputBytes: number;
+  measurements: Measurement[];
+}
+
+/** max |a − b| / max |b|. */
 function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length !== b.length) return Infinity;
   let worst = 0;
@@ -121,31 +408,77 @@ function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return worst / Math.max(scale, Number.MIN_VALUE);
 }
 
-const ms = (v: number) => v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
-const gflops = (flops: number, milliseconds: number) => flops / milliseconds / 1e6;
+const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ')
+                                      .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
 
-function markdownTable(header: readonly string[], rows: readonly string[][], right: readonly boolean[]): string {
-  const widths = header.map((h, c) => Math.max(h.length, ...rows.map(r => r[c].length)));
-  const line = (cells: readonly string[]) =>
-      `| ${cells.map((cell, c) => right[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c])).join(' | ')} |`;
-  const rule = `|${widths.map((w, c) => right[c] ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2)).join('|')}|`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
+/** Sets up every implementation on one workload, warms each up, then times them round-robin. */
+async function runWorkload(problem: Problem, batch: number, seed: number, impls: readonly Impl[], options: Options):
+    Promise<WorkloadResult> {
+  const args = toOpArguments(problem, batch);
+  const geometry = computeGeometry(
+      opName(problem),
+      {input: {shape: args.inputShape, dtype: 'float32'}, outputDelta: {shape: args.outputDeltaShape, dtype: 'float32'}},
+      args.attrs as unknown as Record<string, unknown>);
+  const sessions: Array<{impl: Impl; session: Session; times: number[]; memory?: Memory; values?: Float32Array | null}> = [];
+  for (const impl of impls) {
+    const session = await impl.setUp(problem, batch, seed);
+    if (session !== null) sessions.push({impl, session, times: []});
+  }
+  try {
+    for (const s of sessions) {
+      const {memory, values, ms: elapsed} = await s.session.warmUp();
+      s.memory = memory;
+      s.values = values;
+      if (s.impl.warmUpIsRun) s.times.push(elapsed);
+    }
+    const most = Math.max(...sessions.map(s => s.impl.runs(options)));
+    for (let run = 0; run < most; run++) {
+      for (const s of sessions) {
+        if (run < s.impl.runs(options) - (s.impl.warmUpIsRun ? 1 : 0)) s.times.push(await s.session.call());
+      }
+    }
+  } finally {
+    for (const s of sessions) await s.session.dispose();
+  }
+  const base = sessions.find(s => s.impl.key === 'typescript')?.values ?? null;
+  const elements = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+  return {
+    name: problem.name,
+    label: shortName(problem),
+    source: `${problem.source}:${problem.line}`,
+    descriptor: problem.descriptor,
+    batch,
+    fileBatch: problem.batch,
+    shape: describeProblem(problem),
+    flops: geometry.flops,
+    dataBytes: 4 * (elements(args.inputShape) + elements(args.outputDeltaShape)),
+    outputBytes: 4 * elements(geometry.filterShape),
+    measurements: sessions.map(s => {
+      const timing = summarize(s.times);
+      return {
+        impl: s.impl.key,
+        timing,
+        gflops: gflops(geometry.flops, timing.median),
+        memory: s.memory!,
+        difference: base !== null && s.values != null && s.impl.key !== 'typescript' ? relativeDifference(s.values, base) : null,
+      };
+    }),
+  };
 }
 
+// ---------------------------------------------------------------------------------------------
+
 async function main() {
-  const runs = parseRuns(process.argv.slice(2));
+  const options = parseOptions(process.argv.slice(2));
   const wallStart = performance.now();
   await tf.setBackend('cpu');
+  await tf.ready();
   const tensorsAtStart = tf.memory().numTensors;
   const checkLeaks = (where: string) => {
     const now = tf.memory().numTensors;
     if (now !== tensorsAtStart) throw new Error(`${where}: ${now - tensorsAtStart} tensor(s) leaked`);
   };
-
-  const cpus = os.cpus();
-  console.log('# filter-gradient benchmark: cpu kernel, and the composite (tensorflow/wasm) kernel\n');
-  console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${
-      os.platform()} ${os.arch()}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}`);
+  const log = (line = '') => process.stderr.write(`${line}\n`);
 
   // Every descriptor of every file must parse and pass our geometry (catches parser drift).
   const dir = workloadsDir();
@@ -161,128 +494,284 @@ async function main() {
       descriptors++;
     }
   }
-  console.log(`workloads: ${dir} — ${descriptors} descriptors in ${files.length} files parsed and checked`);
-  console.log(`timing: 1 warm-up + ${runs} timed run(s) per workload, NXC input, XIO filter, float32\n`);
 
-  const rows: string[][] = [];
-  const cpuKernel: Array<{values: Float32Array; gflops: number}> = [];
-  PICKS.forEach((pick, index) => {
-    const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
-    const bench = setUp(problem, pick.batch, 1000 + 10 * index);
-    try {
-      let values: Float32Array = new Float32Array(0);
-      const t = time(runs, bench.call, result => values = result.dataSync() as Float32Array);
-      const flops = bench.geometry.flops;
-      cpuKernel.push({values, gflops: gflops(flops, t.median)});
-      rows.push([
-        `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,
-        `${problem.source}:${problem.line}`,
-        `${pick.batch} (file ${problem.batch})`,
-        describeProblem(problem),
-        (flops / 1e9).toFixed(3),
-        ms(t.median),
-        `${ms(t.min)}–${ms(t.max)}`,
-        gflops(flops, t.median).toFixed(2),
-      ]);
-      process.stderr.write(`  done ${problem.name}: ${ms(t.median)} ms\n`);
-    } finally {
-      bench.dispose();
-    }
-    checkLeaks(problem.name);
-  });
-  console.log(markdownTable(
-      ['workload', 'descriptor source', 'batch', 'shape (C→O, in→out, kernel, stride, pads begin/end)', 'GFLOP',
-       'median ms', 'min–max ms', 'GFLOP/s'],
-      rows, [false, false, false, false, true, true, true, true]));
-
-  // tfjs's own Conv2DBackpropFilter on a small shape, same data, results compared.
-  const small = parseDescriptor(COMPARISON_DESCRIPTOR, 'conv', 'bench/cpu.ts');
-  const bench = setUp(small, small.batch, 7);
+  // The implementations of this run.
+  const notes: string[] = [];
+  let simdRegistered = false;
+  let simdDefault: unknown = null;
   try {
-    const {attrs, inputShape, outputDeltaShape} = bench.args;
-    const filterShape: [number, number, number, number] = [small.kernel[0], small.kernel[1], small.ic, small.oc];
-    const pad = [[0, 0], [small.padsBegin[0], small.padsEnd[0]], [small.padsBegin[1], small.padsEnd[1]], [0, 0]];
-    const builtIn = () => tf.engine().runKernel(
-        'Conv2DBackpropFilter', {x: bench.input, dy: bench.outputDelta},
-        {strides: [...small.strides], pad, dataFormat: 'NHWC', dimRoundingMode: undefined, filterShape} as unknown as
-            tf.NamedAttrMap) as tf.Tensor;
-
-    const ours = bench.call();
-    const reference = builtIn();
-    const diff = tf.tidy(() => tf.max(tf.abs(tf.sub(ours, reference))).dataSync()[0]);
-    const scale = tf.tidy(() => tf.max(tf.abs(reference)).dataSync()[0]);
-    tf.dispose([ours, reference]);
-
-    const tBuiltIn = time(runs, builtIn);
-    const tOurs = time(runs, bench.call);
-    const flops = bench.geometry.flops;
-    console.log(`\n## vs tfjs built-in Conv2DBackpropFilter (cpu), x [${inputShape}], dy [${outputDeltaShape}], filter [${
-        filterShape}], pads ${attrs.padsBegin}/${attrs.padsEnd} (${(flops / 1e6).toFixed(2)} MFLOP)\n`);
-    console.log(`- tfjs built-in: median ${ms(tBuiltIn.median)} ms (${ms(tBuiltIn.min)}–${ms(tBuiltIn.max)}), ${
-        gflops(flops, tBuiltIn.median).toFixed(4)} GFLOP/s`);
-    console.log(`- ours:          median ${ms(tOurs.median)} ms (${ms(tOurs.min)}–${ms(tOurs.max)}), ${
-        gflops(flops, tOurs.median).toFixed(3)} GFLOP/s`);
-    console.log(`- time ours/built-in = ${(tOurs.median / tBuiltIn.median).toPrecision(3)} (ours ${
-        (tBuiltIn.median / tOurs.median).toFixed(0)}× faster)`);
-    console.log(`- max |ours − built-in| = ${diff.toExponential(2)} (max |built-in| = ${scale.toFixed(3)}, ${
-        small.batch * small.outputSize[0] * small.outputSize[1]}-term sums per element)`);
-    if (!(diff <= 1e-3 * Math.max(1, scale))) throw new Error(`ours and tfjs's built-in disagree: max |diff| ${diff}`);
-  } finally {
-    bench.dispose();
+    simdDefault = tf.env().get(SIMD_FLAG);
+    simdRegistered = true;
+  } catch {
+    notes.push(`The tfjs flag ${SIMD_FLAG} is not registered by this build of the package: one cpu row (` +
+               `the cpu kernel as it is), no WebAssembly SIMD / TypeScript split.`);
   }
-  checkLeaks('comparison');
+  const impls: Impl[] = [];
+  let pytorchLabel = 'PyTorch';
+  let torch: PyTorch | null = null;
+  if (options.pytorch) {
+    const started = await PyTorch.start();
+    if (typeof started === 'string') {
+      notes.push(`PyTorch skipped: ${started}.`);
+    } else {
+      torch = started.torch;
+      const impl = pytorchImpl(started.torch, started.hello);
+      pytorchLabel = impl.label;
+      impls.push(impl);
+      notes.push(`PyTorch ${started.hello.torch} (Python ${started.hello.python}, oneDNN ${
+          started.hello.mkldnn ? 'available' : 'not available'}), torch.set_num_threads(1) → ${
+          started.hello.threads} thread; torch.nn.grad.conv{1,2,3}d_weight on channels-first tensors.`);
+    }
+  } else {
+    notes.push('PyTorch skipped: --no-pytorch.');
+  }
+  if (simdRegistered) {
+    impls.push(ourImpl('simd', 'ours cpu, WebAssembly SIMD', COLORS.simd, true));
+    impls.push(ourImpl('typescript', 'ours cpu, TypeScript loops', COLORS.typescript, false));
+  } else {
+    impls.push(ourImpl('typescript', 'ours cpu', COLORS.typescript, null));
+  }
+  impls.push(ourImpl('composite', 'ours wasm (composite)', COLORS.composite, null));
+  impls.push(wasmBuiltInImpl);
+  const labels = new Map<ImplKey, string>(impls.map(i => [i.key, i.label]));
+  labels.set('cpuBuiltIn', cpuBuiltInImpl.label);
 
-  // The composite kernel (kernels/node) on the same workloads and data: on wasm, as the package
-  // registers it there (tfjs-node's `tensorflow` runs the same function), and on tfjs's cpu ops.
-  registerCpuCompositeBackend();
-  const budget = tf.env().getNumber(CONV_BACKPROP_FILTERS_CHUNK_BYTES);
-  const compositeRows = PICKS.map(pick => {
-    const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
-    return [`${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`];
-  });
-  for (const [backendName, backendRuns] of [['wasm', runs], [CPU_COMPOSITE, 1]] as const) {
-    await tf.setBackend(backendName);
-    PICKS.forEach((pick, index) => {
+  const cpus = os.cpus();
+  const machine = `${cpus[0]?.model?.trim() ?? 'unknown cpu'}, ${cpus.length} cores, Node ${process.version}, ${os.platform()} ${
+      os.arch()}; tfjs-core ${tf.version_core}`;
+  log(`# filter-gradient benchmark (cpu, wasm${torch ? ', PyTorch' : ''})`);
+  log(`machine: ${machine}`);
+  log(`workloads: ${dir} — ${descriptors} descriptors in ${files.length} files parsed and checked`);
+  log(`implementations: ${impls.map(i => i.label).join('; ')}`);
+  for (const note of notes) log(`note: ${note}`);
+  if (simdRegistered) log(`${SIMD_FLAG} default: ${String(simdDefault)}`);
+  log(`timing: 1 warm-up (memory probe) + ${options.runs} timed runs per implementation, round-robin\n`);
+
+  const results: WorkloadResult[] = [];
+  const picks = PICKS.filter(p => options.only === null || options.only.some(o => p.name.includes(o)));
+  try {
+    for (const [index, pick] of picks.entries()) {
       const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
-      const bench = setUp(problem, pick.batch, 1000 + 10 * index);
-      try {
-        let difference = NaN;
-        const t = time(backendRuns, bench.call, result => difference = relativeDifference(result.dataSync(), cpuKernel[index].values));
-        if (!(difference <= 1e-4)) {
-          throw new Error(`${problem.name} on ${backendName}: the composite and the cpu kernel differ (${difference})`);
-        }
-        const rate = gflops(bench.geometry.flops, t.median);
-        const row = compositeRows[index];
-        if (backendName === 'wasm') {
-          row.push(
-              `${planChunks(bench.geometry, budget).chunks.length}`, cpuKernel[index].gflops.toFixed(2), ms(t.median),
-              `${ms(t.min)}–${ms(t.max)}`, rate.toFixed(2), `${(rate / cpuKernel[index].gflops).toFixed(1)}×`);
-        } else {
-          row.push(ms(t.median), rate.toFixed(2));
-        }
-        row.push(difference.toExponential(1));
-        process.stderr.write(`  done ${problem.name} on ${backendName}: ${ms(t.median)} ms\n`);
-      } finally {
-        bench.dispose();
-      }
-      checkLeaks(`${problem.name} on ${backendName}`);
-    });
-  }
-  await tf.setBackend('cpu');
-  console.log(`\n## composite kernel (kernels/node: the tensorflow and wasm kernel) on wasm and on tfjs cpu ops\n`);
-  console.log(`Same workloads and data as above; chunk budget ${(budget / 2 ** 20).toFixed(0)} MiB (${
-      CONV_BACKPROP_FILTERS_CHUNK_BYTES}); wasm: 1 warm-up + ${runs} run(s); cpu-composite: 1 warm-up + 1 run. ` +
-      `"diff" is max |composite − cpu kernel| / max |cpu kernel|.\n`);
-  console.log(markdownTable(
-      ['workload', 'chunks', 'cpu kernel GFLOP/s', 'wasm median ms', 'wasm min–max ms', 'wasm GFLOP/s', 'wasm ÷ cpu kernel',
-       'wasm diff', 'cpu-composite ms', 'cpu-composite GFLOP/s', 'cpu-composite diff'],
-      compositeRows, [false, true, true, true, true, true, true, true, true, true, true]));
+      const result = await runWorkload(problem, pick.batch, 1000 + 10 * index, impls, options);
+      results.push(result);
+      log(`  ${result.label} (batch ${pick.batch}): ${
+          result.measurements.map(m => `${m.impl} ${rate(m.gflops)}`).join(', ')} GFLOP/s`);
+      await tf.setBackend('cpu');
+      checkLeaks(problem.name);
+    }
 
-  console.log(`\ntensors: ${tf.memory().numTensors} live at the end (${tensorsAtStart} at the start); total ${
-      ((performance.now() - wallStart) / 1000).toFixed(1)} s`);
+    // The anchor: tfjs's built-in cpu kernel on one ResNet-50 shape, one run; ours (and PyTorch) beside it.
+    let anchor: WorkloadResult | null = null;
+    if (options.builtIn) {
+      const problem = findProblem(loadWorkloadFile(ANCHOR.file, dir), ANCHOR.name);
+      log(`  tfjs built-in cpu Conv2DBackpropFilter on ${problem.name} batch ${ANCHOR.batch} (one run, ~15 s) …`);
+      const anchorImpls = [...impls.filter(i => i.key !== 'composite' && i.key !== 'wasmBuiltIn'), cpuBuiltInImpl];
+      anchor = await runWorkload(problem, ANCHOR.batch, 7, anchorImpls, options);
+      log(`  anchor: ${anchor.measurements.map(m => `${m.impl} ${rate(m.gflops)}`).join(', ')} GFLOP/s`);
+      await tf.setBackend('cpu');
+      checkLeaks('anchor');
+    } else {
+      notes.push('tfjs built-in cpu kernel skipped: --no-builtin.');
+    }
+
+    const total = (performance.now() - wallStart) / 1000;
+    const report = writeReport({options, machine, dir, descriptors, files: files.length, notes, simdRegistered, simdDefault, labels,
+                                pytorchLabel, results, anchor, seconds: total, impls});
+    console.log(report.markdown);
+    if (options.out !== null) {
+      fs.mkdirSync(options.out, {recursive: true});
+      fs.writeFileSync(path.join(options.out, 'cpu.md'), report.markdown);
+      fs.writeFileSync(path.join(options.out, 'cpu.svg'), report.svg);
+      fs.writeFileSync(path.join(options.out, 'cpu.json'), `${JSON.stringify(report.json, null, 1)}\n`);
+      log(`\nwrote ${path.relative(process.cwd(), path.join(options.out, 'cpu.md'))}, cpu.svg, cpu.json`);
+    }
+    log(`tensors: ${tf.memory().numTensors} live at the end (${tensorsAtStart} at the start); WebAssembly memories: ${
+        wasmMemoryCount()}, tfjs-backend-wasm's heap ${bytes(wasmBytes(m => m.buffer === tfjsWasmHeap()))}, others ${
+        bytes(wasmBytes(m => m.buffer !== tfjsWasmHeap()))}; total ${total.toFixed(0)} s`);
+  } finally {
+    torch?.stop();
+  }
+}
+
+interface ReportInput {
+  options: Options;
+  machine: string;
+  dir: string;
+  descriptors: number;
+  files: number;
+  notes: string[];
+  simdRegistered: boolean;
+  simdDefault: unknown;
+  labels: Map<ImplKey, string>;
+  pytorchLabel: string;
+  results: WorkloadResult[];
+  anchor: WorkloadResult | null;
+  seconds: number;
+  impls: Impl[];
+}
+
+function writeReport(r: ReportInput): {markdown: string; svg: string; json: object} {
+  const find = (w: WorkloadResult, key: ImplKey) => w.measurements.find(m => m.impl === key);
+  const ours: ImplKey[] = r.simdRegistered ? ['simd', 'typescript', 'composite'] : ['typescript', 'composite'];
+  const hasTorch = r.impls.some(i => i.key === 'pytorch');
+  const out: string[] = [];
+  out.push('# Filter-gradient benchmark: cpu and wasm\n');
+  out.push(`\`npm run bench\`${r.options.runs !== 5 ? ` -- --runs ${r.options.runs}` : ''} on ${r.machine}; ${
+      new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
+  out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
+      r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
+  out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed runs, round-robin with the ` +
+           `others on the same workload (wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
+           `read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. The machine is ` +
+           `shared and noisy: compare figures of one run only.\n`);
+  for (const note of r.notes) out.push(`- ${note}`);
+  if (r.simdRegistered) out.push(`- ${SIMD_FLAG}: true for "WebAssembly SIMD", false for "TypeScript loops" (default here: ${String(r.simdDefault)}).`);
+  out.push('');
+
+  // Key figures.
+  const main = r.simdRegistered ? 'simd' : 'typescript';
+  out.push('## Key figures (issue 7)\n');
+  for (const w of r.results.filter(w => PICKS.find(p => p.name === w.name && p.file === w.source.split(':')[0])?.key)) {
+    const m = find(w, main);
+    const t = find(w, 'pytorch');
+    const ts = find(w, 'typescript');
+    out.push(`- ${w.label} (batch ${w.batch}): ours ${r.labels.get(main)} ${rate(m?.gflops ?? NaN)} GFLOP/s${
+        t ? ` = **${ratio((m?.gflops ?? NaN) / t.gflops)}** of PyTorch 1 thread (${rate(t.gflops)} GFLOP/s; target ≥ 0.125×)` : ''}${
+        r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}.`);
+  }
+  if (r.anchor) {
+    const b = find(r.anchor, 'cpuBuiltIn')!;
+    for (const key of [...ours.filter(k => k !== 'composite'), 'pytorch'] as ImplKey[]) {
+      const m = find(r.anchor, key);
+      if (m) {
+        out.push(`- ${r.anchor.label} batch ${r.anchor.batch}: ${r.labels.get(key)} **${ratio(m.gflops / b.gflops)}** tfjs's built-in cpu ` +
+                 `Conv2DBackpropFilter (${rate(m.gflops)} vs ${rate(b.gflops)} GFLOP/s; target ≥ 1000×).`);
+      }
+    }
+  }
+  out.push('');
+
+  // Throughput.
+  const header = ['workload', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', 'GFLOP'];
+  const right = [false, true, false, true];
+  if (hasTorch) {
+    header.push('PyTorch GFLOP/s');
+    right.push(true);
+  }
+  for (const key of ours) {
+    header.push(`${r.labels.get(key)} GFLOP/s`);
+    right.push(true);
+    if (hasTorch) {
+      header.push('÷ PyTorch');
+      right.push(true);
+    }
+  }
+  header.push('tfjs built-in (wasm) GFLOP/s', 'wasm ÷ built-in');
+  right.push(true, true);
+  const rows = r.results.map(w => {
+    const t = find(w, 'pytorch');
+    const row = [w.label, `${w.batch} (file ${w.fileBatch})`, w.shape, (w.flops / 1e9).toFixed(3)];
+    if (hasTorch) row.push(t ? rateRange(w.flops, t.timing) : '–');
+    for (const key of ours) {
+      const m = find(w, key);
+      row.push(m ? rateRange(w.flops, m.timing) : '–');
+      if (hasTorch) row.push(m && t ? ratio(m.gflops / t.gflops) : '–');
+    }
+    const b = find(w, 'wasmBuiltIn');
+    const c = find(w, 'composite');
+    row.push(b ? rateRange(w.flops, b.timing) : 'n/a', b && c ? ratio(c.gflops / b.gflops) : '–');
+    return row;
+  });
+  out.push('## Throughput (GFLOP/s: median (slowest–fastest))\n');
+  out.push(markdownTable(header, rows, right));
+  out.push('\n"n/a": tfjs-backend-wasm has no 2-D filter-gradient kernel (no Conv2DBackpropFilter), and its ' +
+           'Conv3DBackpropFilterV2 takes only "valid"/"same" pads without dilation.\n');
+
+  // Anchor.
+  if (r.anchor) {
+    const a = r.anchor;
+    const b = find(a, 'cpuBuiltIn')!;
+    out.push(`## Against tfjs's built-in cpu kernel\n`);
+    out.push(`${a.label} at batch ${a.batch} (${a.shape}, ${(a.flops / 1e9).toFixed(3)} GFLOP): tfjs's Conv2DBackpropFilter on ` +
+             `the cpu backend gets a single call, timed (it takes seconds; no warm-up); the others 1 warm-up and ${
+                 r.options.runs} runs. Same input data for tfjs and ours; results compared.\n`);
+    out.push(markdownTable(
+        ['implementation', 'median ms', 'min–max ms', 'GFLOP/s', '× built-in', 'max rel. diff vs TypeScript loops'],
+        a.measurements.map(m => [r.labels.get(m.impl) ?? m.impl, ms(m.timing.median), `${ms(m.timing.min)}–${ms(m.timing.max)}`,
+                                 rate(m.gflops), ratio(m.gflops / b.gflops), m.difference === null ? '–' : m.difference.toExponential(1)]),
+        [false, true, true, true, true, true]));
+    out.push('');
+  }
+
+  // Memory.
+  out.push('## Memory (peak extra, measured on the warm-up call)\n');
+  out.push(`RSS: the process's resident-set high-water mark during the call above the resident set just before it (Linux ` +
+           `VmHWM reset through /proc/self/clear_refs after a full GC${peakRssAvailable() ? '' : ' — not available here'}); ` +
+           `it includes scratch buffers, tensors and WebAssembly memory growth. wasm: growth during the call of the WebAssembly ` +
+           `memory the implementation uses (SIMD: the cpu kernel's own module; composite: tfjs-backend-wasm's heap) → its size ` +
+           `after the call (a WebAssembly memory never shrinks: a workload smaller than an earlier one shows no growth). ` +
+           `tf: tfjs tensor bytes' high-water mark during the call (tf.profile peakBytes) above the bytes before it — the ` +
+           `gradient itself plus, for the composite kernel, its chunked intermediates. diff: max |result − TypeScript loops| / ` +
+           `max |TypeScript loops|.\n`);
+  const memHeader = ['workload', 'x + dy', 'gradient'];
+  if (hasTorch) memHeader.push('PyTorch RSS');
+  for (const key of ours) {
+    memHeader.push(`${r.labels.get(key)}: RSS`);
+    if (key !== 'typescript') memHeader.push('wasm');
+    if (key === 'composite') memHeader.push('tf');
+    if (key !== 'typescript') memHeader.push('diff');
+  }
+  const memRows = r.results.map(w => {
+    const row = [w.label, bytes(w.dataBytes), bytes(w.outputBytes)];
+    const rss = (m: Measurement | undefined) => m?.memory.peakRss == null ? '–' : bytes(m.memory.peakRss);
+    if (hasTorch) row.push(rss(find(w, 'pytorch')));
+    for (const key of ours) {
+      const m = find(w, key);
+      row.push(rss(m));
+      if (key !== 'typescript') {
+        row.push(m?.memory.wasmGrowth == null ? '–' : `+${bytes(m.memory.wasmGrowth)} → ${bytes(m.memory.wasmTotal ?? NaN)}`);
+      }
+      if (key === 'composite') row.push(m?.memory.tfPeak == null ? '–' : bytes(m.memory.tfPeak));
+      if (key !== 'typescript') row.push(m?.difference == null ? '–' : m.difference.toExponential(1));
+    }
+    return row;
+  });
+  out.push(markdownTable(memHeader, memRows, memHeader.map((_, c) => c > 0)));
+  out.push('');
+  out.push(`The chunk budget of the composite kernel: ${bytes(tf.env().getNumber(CONV_BACKPROP_FILTERS_CHUNK_BYTES))} (${
+      CONV_BACKPROP_FILTERS_CHUNK_BYTES}).`);
+  out.push('');
+  out.push('![GFLOP/s per workload and implementation](cpu.svg)');
+  const markdown = out.join('\n') + '\n';
+
+  // Chart: every workload, then the anchor shape with the built-in.
+  const series: ImplKey[] = [...(hasTorch ? ['pytorch'] : []), ...ours, 'wasmBuiltIn', ...(r.anchor ? ['cpuBuiltIn'] : [])] as ImplKey[];
+  const colors: Record<ImplKey, string> = {pytorch: COLORS.pytorch, simd: COLORS.simd, typescript: COLORS.typescript,
+                                           composite: COLORS.composite, wasmBuiltIn: '#8c1c13', cpuBuiltIn: COLORS.builtIn};
+  const groups = [...r.results, ...(r.anchor ? [r.anchor] : [])].map(w => ({
+    label: `${w.label} ×${w.batch}${w === r.anchor ? ' (anchor)' : ''}`,
+    values: series.map(key => find(w, key)?.gflops ?? NaN),
+  }));
+  const svg = barChartSvg({
+    title: 'Filter gradient, Node: GFLOP/s (median), log scale',
+    subtitle: `${r.machine.split(';')[0]}; ${r.options.runs} runs after 1 warm-up; batch after ×`,
+    unit: 'GFLOP/s (log scale)',
+    series: series.map(key => ({name: r.labels.get(key) ?? key, color: colors[key]})),
+    groups,
+  });
+  const json = {
+    machine: r.machine,
+    runs: r.options.runs,
+    notes: r.notes,
+    simdFlag: r.simdRegistered ? {name: SIMD_FLAG, default: r.simdDefault} : null,
+    implementations: Object.fromEntries(r.labels),
+    workloads: r.results,
+    anchor: r.anchor,
+  };
+  return {markdown, svg, json};
 }
 
 main().catch(error => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(error instanceof Error ? error.stack ?? error.message : error);
   process.exitCode = 1;
 });

@@ -1,0 +1,180 @@
+/**
+ * What both benchmarks (bench/cpu.ts in Node, bench/webgl_page.ts in the browser) share and that
+ * needs no Node module: statistics of the timed runs, number formats, the Markdown table, and
+ * the SVG bar chart written as a plain string.
+ */
+
+export interface Timing {
+  /** Milliseconds per call: median, fastest and slowest of the timed runs. */
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly runs: number;
+}
+
+export function summarize(times: readonly number[]): Timing {
+  if (times.length === 0) throw new Error('no timed runs');
+  const sorted = [...times].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return {median, min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length};
+}
+
+/** GFLOP/s of `flops` done in `milliseconds`. */
+export const gflops = (flops: number, milliseconds: number) => flops / milliseconds / 1e6;
+
+/** Milliseconds with 3 significant figures (at least 0 decimals). */
+export function ms(v: number): string {
+  if (!Number.isFinite(v)) return '–';
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toFixed(3);
+}
+
+/** A rate with 3 significant figures (small rates keep their leading digits). */
+export function rate(v: number): string {
+  if (!Number.isFinite(v)) return '–';
+  if (v >= 100) return v.toFixed(0);
+  if (v >= 10) return v.toFixed(1);
+  if (v >= 1) return v.toFixed(2);
+  return v.toPrecision(2);
+}
+
+/** "median (min–max)" of a timing, as GFLOP/s: the fastest run is the max rate. */
+export function rateRange(flops: number, t: Timing): string {
+  return `${rate(gflops(flops, t.median))} (${rate(gflops(flops, t.max))}–${rate(gflops(flops, t.min))})`;
+}
+
+/** A ratio: `12×`, `0.31×`, `1,830×`. */
+export function ratio(v: number): string {
+  if (!Number.isFinite(v) || v <= 0) return '–';
+  if (v >= 1000) return `${Math.round(v).toLocaleString('en-US')}×`;
+  if (v >= 10) return `${v.toFixed(0)}×`;
+  if (v >= 1) return `${v.toFixed(1)}×`;
+  return `${v.toPrecision(2)}×`;
+}
+
+/** Bytes as KiB/MiB/GiB with 3 significant figures; negative values keep their sign. */
+export function bytes(v: number): string {
+  if (!Number.isFinite(v)) return '–';
+  const sign = v < 0 ? '−' : '';
+  let a = Math.abs(v);
+  if (a < 1024) return `${sign}${a.toFixed(0)} B`;
+  for (const unit of ['KiB', 'MiB', 'GiB']) {
+    a /= 1024;
+    if (a < 1024 || unit === 'GiB') return `${sign}${a >= 100 ? a.toFixed(0) : a >= 10 ? a.toFixed(1) : a.toFixed(2)} ${unit}`;
+  }
+  return `${sign}${a}`;
+}
+
+/** A Markdown table; `right[c]` right-aligns column c. Cells are padded so the text reads as a table too. */
+export function markdownTable(header: readonly string[], rows: readonly string[][], right: readonly boolean[] = []): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|');
+  const widths = header.map((h, c) => Math.max(3, h.length, ...rows.map(r => cell(r[c] ?? '').length)));
+  const line = (cells: readonly string[]) => `| ${
+      cells.map((text, c) => right[c] ? cell(text).padStart(widths[c]) : cell(text).padEnd(widths[c])).join(' | ')} |`;
+  const rule = `|${widths.map((w, c) => right[c] ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2)).join('|')}|`;
+  return [line(header), rule, ...rows.map(r => line(header.map((_, c) => r[c] ?? '')))].join('\n');
+}
+
+export interface ChartSeries {
+  readonly name: string;
+  readonly color: string;
+}
+
+export interface ChartGroup {
+  readonly label: string;
+  /** One value per series, in the order of `series`; NaN or ≤ 0 leaves the bar out (marked "n/a"). */
+  readonly values: readonly number[];
+}
+
+export interface BarChart {
+  readonly title: string;
+  readonly subtitle?: string;
+  /** The axis label, e.g. "GFLOP/s (log scale)". */
+  readonly unit: string;
+  readonly series: readonly ChartSeries[];
+  readonly groups: readonly ChartGroup[];
+}
+
+const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * A horizontal grouped bar chart on a log10 axis, as an SVG document: one group of bars per
+ * workload, one bar per series, each bar labelled with its value. No dependency: plain strings.
+ */
+export function barChartSvg(chart: BarChart): string {
+  const positive = chart.groups.flatMap(g => g.values).filter(v => Number.isFinite(v) && v > 0);
+  const lo = Math.floor(Math.log10(Math.min(...positive, 1)));
+  const hi = Math.ceil(Math.log10(Math.max(...positive, 1)) + 0.15);
+  const labelWidth = 14 + 6.6 * Math.max(...chart.groups.map(g => g.label.length), 10);
+  const plotWidth = 640;
+  const left = labelWidth;
+  const barHeight = 11;
+  const barGap = 2;
+  const groupGap = 12;
+  const top = chart.subtitle ? 62 : 46;
+  const legendHeight = 18 * Math.ceil(chart.series.length / 3) + 8;
+  const groupHeight = chart.series.length * (barHeight + barGap) + groupGap;
+  const plotHeight = chart.groups.length * groupHeight;
+  const width = left + plotWidth + 70;
+  const height = top + plotHeight + 34 + legendHeight;
+  const x = (v: number) => left + (Math.log10(v) - lo) / (hi - lo) * plotWidth;
+
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width.toFixed(0)}" height="${height.toFixed(0)}" viewBox="0 0 ${
+      width.toFixed(0)} ${height.toFixed(0)}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
+  out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
+  out.push(`<text x="${left}" y="20" font-size="14" font-weight="bold">${escapeXml(chart.title)}</text>`);
+  if (chart.subtitle) out.push(`<text x="${left}" y="38" fill="#555">${escapeXml(chart.subtitle)}</text>`);
+  // Decade grid lines with labels, and 2/5 minor lines.
+  for (let e = lo; e <= hi; e++) {
+    const gx = x(10 ** e);
+    out.push(`<line x1="${gx.toFixed(1)}" y1="${top - 4}" x2="${gx.toFixed(1)}" y2="${top + plotHeight}" stroke="#bbb"/>`);
+    const label = e >= 0 ? `${10 ** e}` : `${(10 ** e).toFixed(-e)}`;
+    out.push(`<text x="${gx.toFixed(1)}" y="${top + plotHeight + 14}" text-anchor="middle" fill="#333">${label}</text>`);
+    if (e < hi) {
+      for (const m of [2, 5]) {
+        const mx = x(m * 10 ** e);
+        out.push(`<line x1="${mx.toFixed(1)}" y1="${top - 4}" x2="${mx.toFixed(1)}" y2="${top + plotHeight}" stroke="#eee"/>`);
+      }
+    }
+  }
+  out.push(`<text x="${(left + plotWidth / 2).toFixed(0)}" y="${top + plotHeight + 28}" text-anchor="middle" fill="#333">${
+      escapeXml(chart.unit)}</text>`);
+  chart.groups.forEach((group, g) => {
+    const gy = top + g * groupHeight;
+    const mid = gy + (chart.series.length * (barHeight + barGap)) / 2;
+    out.push(`<text x="${left - 6}" y="${(mid + 4).toFixed(1)}" text-anchor="end">${escapeXml(group.label)}</text>`);
+    chart.series.forEach((series, s) => {
+      const value = group.values[s];
+      const by = gy + s * (barHeight + barGap);
+      if (!(Number.isFinite(value) && value > 0)) {
+        out.push(`<text x="${left + 3}" y="${by + barHeight - 2}" fill="#999" font-size="9">n/a (${escapeXml(series.name)})</text>`);
+        return;
+      }
+      const w = Math.max(1, x(value) - left);
+      out.push(`<rect x="${left}" y="${by}" width="${w.toFixed(1)}" height="${barHeight}" fill="${series.color}"><title>${
+          escapeXml(`${group.label} — ${series.name}: ${rate(value)}`)}</title></rect>`);
+      out.push(`<text x="${(left + w + 3).toFixed(1)}" y="${by + barHeight - 2}" font-size="9" fill="#333">${rate(value)}</text>`);
+    });
+  });
+  // Legend, three entries a line.
+  const ly = top + plotHeight + 44;
+  chart.series.forEach((series, s) => {
+    const lx = left + (s % 3) * 230;
+    const y = ly + Math.floor(s / 3) * 18;
+    out.push(`<rect x="${lx}" y="${y}" width="12" height="12" fill="${series.color}"/>`);
+    out.push(`<text x="${lx + 17}" y="${y + 10}">${escapeXml(series.name)}</text>`);
+  });
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}
+
+/** Colours of the implementations, the same in every chart. */
+export const COLORS = {
+  simd: '#1f77b4',
+  typescript: '#6baed6',
+  composite: '#2ca02c',
+  pytorch: '#ff7f0e',
+  builtIn: '#d62728',
+  webgl: '#9467bd',
+} as const;
