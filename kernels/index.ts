@@ -10,12 +10,16 @@ import {registerMissingTfjsGradients} from '../src/training/tfjs_gradients';
 
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
+import {registerWasmSimdFlag} from './cpu/simd/simd_filter_gradient';
 import {registerChunkBytesFlag} from './node/chunk_budget';
 import {convolutionBackpropFiltersNodeConfigs} from './node/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackpropFilters';
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 
+// The cpu kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs flag
+// switches them to the TypeScript loops.
+registerWasmSimdFlag();
 for (const config of [
        ...convolutionBackpropFiltersCpuConfigs,
        ...convTransposeBackpropFiltersCpuConfigs,
@@ -38,4 +42,5 @@ registerFilterGradientGradients();
 registerMissingTfjsGradients();
 
 export * from '../src/index';
+export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './cpu/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';

@@ -5,7 +5,10 @@ import {build} from 'esbuild';
 import {execFileSync} from 'node:child_process';
 import {rmSync} from 'node:fs';
 
+import {buildMicroKernels} from './build_wasm.mjs';
+
 rmSync('dist', {recursive: true, force: true});
+await buildMicroKernels();
 const common = {
   entryPoints: ['kernels/index.ts'],
   bundle: true,

@@ -2,7 +2,10 @@
  * The backends the Node suite runs every case on. A backend may skip a case by id, with the
  * reason printed.
  *
- * - `cpu`: the cpu kernel (typed-array loops, float64 sums).
+ * - `cpu`: the cpu kernel: WebAssembly SIMD micro-kernels (float32 sums per block of positions,
+ *   float64 across blocks).
+ * - `cpu-loops`: the cpu kernel's TypeScript loops (float64 sums), the fallback where
+ *   WebAssembly SIMD is missing — a second MathBackendCPU registered by test/helpers/setup.ts.
  * - `cpu-composite`: the composite kernel of kernels/node (tfjs ops: slices, concat, batched matMul …)
  *   on tfjs's own cpu kernels — a second MathBackendCPU registered by test/helpers/setup.ts.
  * - `wasm`: the same composite kernel as the package registers it for @tensorflow/tfjs-backend-wasm.
@@ -32,7 +35,8 @@ export const TENSORFLOW_BACKEND: {readonly loaded: boolean; readonly reason?: st
 })();
 
 export const NODE_BACKENDS: readonly BackendUnderTest[] = [
-  {name: 'cpu', kernel: 'cpu kernel'},
+  {name: 'cpu', kernel: 'cpu kernel, WebAssembly SIMD'},
+  {name: 'cpu-loops', kernel: 'cpu kernel, TypeScript loops'},
   {name: 'cpu-composite', kernel: 'composite kernel on tfjs cpu ops', tolerance: COMPOSITE_TOLERANCE},
   {name: 'wasm', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE},
   ...(TENSORFLOW_BACKEND.loaded ? [{name: 'tensorflow', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE}] : []),

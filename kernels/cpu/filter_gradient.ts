@@ -79,17 +79,25 @@ interface KernelRange {
 
 /** For each kernel offset k: the positions p with 0 ≤ p·s − pb + k·d < srcSize. */
 function kernelRanges(axis: SpatialAxis): KernelRange[] {
-  const ranges: KernelRange[] = [];
+  return windowRanges(axis).map(({first, end, shift}, k) => ({
+    count: end - first,
+    srcOffset: (first * axis.stride + shift) * axis.srcStride,
+    diffDstOffset: first * axis.diffDstStride,
+    filterOffset: k * axis.filterStride,
+  }));
+}
+
+/**
+ * For each kernel offset k of an axis: the diffDst positions [first, end) whose window tap
+ * p·stride + shift (shift = k·dilation − padBegin) lies inside src; end = first when none does.
+ */
+export function windowRanges(axis: SpatialAxis): Array<{first: number; end: number; shift: number}> {
+  const ranges = [];
   for (let k = 0; k < axis.kernelSize; k++) {
     const shift = k * axis.dilation - axis.padBegin;
     const first = Math.max(0, Math.ceil(-shift / axis.stride));
     const end = Math.min(axis.diffDstSize, Math.floor((axis.srcSize - 1 - shift) / axis.stride) + 1);
-    ranges.push({
-      count: Math.max(0, end - first),
-      srcOffset: (first * axis.stride + shift) * axis.srcStride,
-      diffDstOffset: first * axis.diffDstStride,
-      filterOffset: k * axis.filterStride,
-    });
+    ranges.push({first, end: Math.max(first, end), shift});
   }
   return ranges;
 }

@@ -3,24 +3,34 @@ import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorf
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {computeFilterGradient} from './filter_gradient';
+import {computeFilterGradientSimd, wasmSimdEnabled} from './simd/simd_filter_gradient';
 
 /**
- * The cpu kernel of either op: geometry once, then the canonical loop over the tensors' own
- * typed arrays (readSync on the cpu backend hands them over without a copy).
+ * Which implementation a cpu kernel runs: 'fastest' is the WebAssembly SIMD micro-kernels when
+ * the engine has them and the flag CONV_BACKPROP_FILTERS_WASM_SIMD allows, else the TypeScript
+ * loops; 'loops' always runs the loops (the test oracle of the SIMD path).
  */
-function filterGradientKernel(op: OpName): KernelFunc {
+export type CpuPath = 'fastest'|'loops';
+
+/**
+ * The cpu kernel of either op: geometry once, then the canonical computation over the tensors'
+ * own typed arrays (readSync on the cpu backend hands them over without a copy).
+ */
+function filterGradientKernel(op: OpName, path: CpuPath): KernelFunc {
   return ({inputs, backend, attrs}): TensorInfo => {
     const cpu = backend as KernelBackend;
     const geometry = geometryOfKernelCall(op, inputs, cpu, attrs);
     const src = cpu.readSync(inputs[geometry.src.name]!.dataId) as Float32Array;
     const diffDst = cpu.readSync(inputs[geometry.diffDst.name]!.dataId) as Float32Array;
-    const values = computeFilterGradient(geometry, src, diffDst);
+    const useSimd = path === 'fastest' && geometry.batch > 0 && wasmSimdEnabled();
+    const values = (useSimd ? computeFilterGradientSimd(geometry, src, diffDst) : null) ??
+        computeFilterGradient(geometry, src, diffDst);
     const shape = [...geometry.filterShape];
     return {dataId: cpu.write(values, shape, 'float32'), shape, dtype: 'float32'};
   };
 }
 
-/** Kernel configs of `op` under each of its names for the cpu backend. */
-export function cpuKernelConfigs(op: OpName): KernelConfig[] {
-  return kernelConfigsFor(op, 'cpu', filterGradientKernel(op));
+/** Kernel configs of `op` under each of its names for a cpu backend (`cpu` unless told). */
+export function cpuKernelConfigs(op: OpName, backendName = 'cpu', path: CpuPath = 'fastest'): KernelConfig[] {
+  return kernelConfigsFor(op, backendName, filterGradientKernel(op, path));
 }

@@ -137,12 +137,13 @@ async function runInNode(options: FuzzCliOptions) {
   await import('@tensorflow/tfjs-backend-cpu');
   await import('@tensorflow/tfjs-backend-wasm');
   await import('../../kernels/index');
-  const {registerCpuCompositeBackend} = await import('../helpers/composite_backends');
+  const {registerCpuCompositeBackend, registerCpuLoopsBackend} = await import('../helpers/composite_backends');
   const {TENSORFLOW_BACKEND} = await import('../backends');
   const {describeSummary, runFuzz} = await import('./fuzz');
   const {fuzzSettings} = await import('./settings');
   tf.env().set('IS_TEST', true);  // no "install tfjs-node" banner
   registerCpuCompositeBackend();
+  registerCpuLoopsBackend();
   if (options.backend === 'tensorflow' && !TENSORFLOW_BACKEND.loaded) {
     throw new Error(`the tensorflow backend needs @tensorflow/tfjs-node, which does not load here: ${TENSORFLOW_BACKEND.reason}`);
   }

@@ -1,8 +1,9 @@
 import {MathBackendCPU} from '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
 
+import {cpuKernelConfigs} from '../../kernels/cpu/filter_gradient_kernel';
 import {compositeKernelConfigs} from '../../kernels/node/composite_kernel';
-import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES} from '../../src/names';
+import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName} from '../../src/names';
 
 /**
  * 'cpu-composite': a second cpu backend (its own MathBackendCPU) on which every cpu kernel is
@@ -13,13 +14,28 @@ import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES
 export const CPU_COMPOSITE = 'cpu-composite';
 
 export function registerCpuCompositeBackend(): void {
-  if (tf.findBackendFactory(CPU_COMPOSITE) != null) return;  // registered already
-  tf.registerBackend(CPU_COMPOSITE, () => new MathBackendCPU(), -1);
-  const ours = new Set<string>([...KERNEL_ALIASES[ConvolutionBackpropFilters], ...KERNEL_ALIASES[ConvTransposeBackpropFilters]]);
+  registerCpuClone(CPU_COMPOSITE, op => compositeKernelConfigs(op, CPU_COMPOSITE));
+}
+
+/**
+ * 'cpu-loops': a cpu backend whose filter-gradient kernels always run the TypeScript loops, so
+ * the suite covers both paths of the cpu kernel ('cpu' itself runs the WebAssembly SIMD one).
+ */
+export const CPU_LOOPS = 'cpu-loops';
+
+export function registerCpuLoopsBackend(): void {
+  registerCpuClone(CPU_LOOPS, op => cpuKernelConfigs(op, CPU_LOOPS, 'loops'));
+}
+
+/** A second MathBackendCPU with every cpu kernel but this package's, which `ours` provides. */
+function registerCpuClone(name: string, ours: (op: OpName) => tf.KernelConfig[]): void {
+  if (tf.findBackendFactory(name) != null) return;  // registered already
+  tf.registerBackend(name, () => new MathBackendCPU(), -1);
+  const ourNames = new Set<string>([...KERNEL_ALIASES[ConvolutionBackpropFilters], ...KERNEL_ALIASES[ConvTransposeBackpropFilters]]);
   for (const config of tf.getKernelsForBackend('cpu')) {
-    if (!ours.has(config.kernelName)) tf.registerKernel({...config, backendName: CPU_COMPOSITE});
+    if (!ourNames.has(config.kernelName)) tf.registerKernel({...config, backendName: name});
   }
   for (const op of [ConvolutionBackpropFilters, ConvTransposeBackpropFilters] as const) {
-    for (const config of compositeKernelConfigs(op, CPU_COMPOSITE)) tf.registerKernel(config);
+    for (const config of ours(op)) tf.registerKernel(config);
   }
 }

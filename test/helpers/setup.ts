@@ -4,13 +4,15 @@ import '@tensorflow/tfjs-backend-wasm';
 import '../../kernels/index';
 
 import {TENSORFLOW_BACKEND} from '../backends';
-import {registerCpuCompositeBackend} from './composite_backends';
+import {registerCpuCompositeBackend, registerCpuLoopsBackend} from './composite_backends';
 
 // Silences tfjs's "install tfjs-node" banner, which is noise in test output.
 tf.env().set('IS_TEST', true);
 
 // 'cpu-composite' (see test/backends.ts); 'wasm' gets the composite kernels from the package itself.
 registerCpuCompositeBackend();
+// 'cpu-loops': the cpu kernel's TypeScript loops ('cpu' runs its WebAssembly SIMD path).
+registerCpuLoopsBackend();
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
