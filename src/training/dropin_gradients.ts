@@ -223,6 +223,8 @@ function fusedGradientConfig(scopeName: string, kernelName: string, state: DropI
             `tfjs-conv-backprop-filters/gradients: no attributes recorded for this ${kernelName} call, ` +
             'so its gradient cannot be computed; was it run before the drop-in gradients were imported?');
       }
+      // Under a gradient tfjs 4.22 fuses only 'linear' (other activations run unfused); relu is
+      // handled as tfjs's closure handles it, in case a later tfjs fuses it too.
       const {activation} = call.attrs;
       let dyActivation = dy as tf.Tensor;
       if (activation === 'relu') {
