@@ -1,15 +1,18 @@
 /**
- * `npm run bench:webgl [-- --runs N]`: our webgl kernel against tfjs's built-in webgl filter
- * gradients (Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropFilterV2)
- * on the same shapes in the same headless Chromium, one run after the other.
+ * `npm run bench:webgl [-- --runs N] [--out DIR]`: our webgl kernel against tfjs's built-in webgl
+ * filter gradients (Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropFilter,
+ * Conv3DBackpropFilterV2) on the same tensors in the same headless Chromium, round-robin.
  *
  * Node picks the workloads from the benchdnn lists (bench/workloads.ts) and starts karma with
- * bench/webgl_page.ts, which receives them through karma's client args and prints a Markdown
- * table. In this project's machine WebGL runs on SwiftShader (the CPU): compare the two columns
- * of one run with each other, never with the cpu bench.
+ * bench/webgl_page.ts, which receives them through karma's client args, measures, and sends the
+ * results back as one console line; this side writes bench/results/webgl.md and webgl.svg and
+ * prints the table. On this project's machine WebGL runs on SwiftShader (the CPU): compare the
+ * columns of one run with each other, never with the cpu bench.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 
+import {barChartSvg, bytes, COLORS, gflops, markdownTable, rate, rateRange, ratio, Timing} from './report';
 import {describeProblem, findProblem, loadWorkloadFile, toOpArguments} from './workloads';
 
 /** Which built-in tfjs kernel computes the same gradient, for the page to call. */
@@ -17,43 +20,225 @@ export type BuiltIn = 'Conv2DBackpropFilter' | 'DepthwiseConv2dNativeBackpropFil
 
 export interface WebglWorkload {
   name: string;
+  label: string;
   source: string;
   shape: string;
-  builtIn: BuiltIn;
+  fileBatch: number;
+  /** null: tfjs has no kernel for the case (dilated dense convolutions, 1-D). */
+  builtIn: BuiltIn | null;
+  /** Whether the issue's ≥ 10× target applies (ResNet-50 3x3 and 1x1, MobileNet depthwise). */
+  key: boolean;
   args: ReturnType<typeof toOpArguments>;
 }
 
-/** Batches chosen so tfjs's built-in kernel takes seconds, not minutes, per run on SwiftShader. */
-const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn}> = [
-  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 1, builtIn: 'Conv2DBackpropFilter'},
-  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch1', batch: 1, builtIn: 'Conv2DBackpropFilter'},
-  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res3a_branch2c', batch: 1, builtIn: 'Conv2DBackpropFilter'},
-  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv3_1/dw', batch: 1, builtIn: 'DepthwiseConv2dNativeBackpropFilter'},
-  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv2_2/dw', batch: 1, builtIn: 'DepthwiseConv2dNativeBackpropFilter'},
+export interface WebglPageInput {
+  workloads: WebglWorkload[];
+  runs: number;
+}
+
+export interface WebglImplResult {
+  timing: Timing;
+  warmUpMs: number;
+  /** Shader programs compiled by the warm-up call, by program class. */
+  programs: Record<string, number>;
+  /** tfjs tensor bytes' high-water mark during the warm-up call above the bytes before it. */
+  tfPeakBytes: number;
+  /** Texture bytes in use: high-water mark during the warm-up call above those in use before it. */
+  texturePeakBytes: number;
+  /** Growth of the texture pool (allocated bytes) during the warm-up call. */
+  textureAllocatedGrowth: number;
+  /** Built-in only: max |ours − built-in| / max |built-in|. */
+  difference: number | null;
+}
+
+export interface WebglWorkloadResult {
+  name: string;
+  flops: number;
+  /** Programs compiled uploading x and dy to textures before the calls (not counted as the kernels'). */
+  uploadPrograms: Record<string, number>;
+  ours: WebglImplResult | null;
+  builtIn: WebglImplResult | null;
+  /** Our kernel's first call at another batch: the programs it compiled. */
+  secondBatch: {batch: number; programs: Record<string, number>; uploadPrograms: Record<string, number>; ms: number} | null;
+}
+
+export interface WebglPageResult {
+  userAgent: string;
+  renderer: string;
+  webglVersion: number;
+  packed: boolean;
+  tfjs: string;
+  runs: number;
+  workloads: WebglWorkloadResult[];
+}
+
+/** Batches chosen so tfjs's built-in kernel takes well under a second per call on SwiftShader. */
+const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn | null; key?: boolean}> = [
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 1, builtIn: 'Conv2DBackpropFilter', key: true},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res3a_branch2b', batch: 1, builtIn: 'Conv2DBackpropFilter', key: true},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch1', batch: 1, builtIn: 'Conv2DBackpropFilter', key: true},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:res3a_branch2c', batch: 1, builtIn: 'Conv2DBackpropFilter', key: true},
+  {file: 'conv/shapes_resnet_50', name: 'resnet_50:conv1', batch: 1, builtIn: 'Conv2DBackpropFilter'},
+  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv3_1/dw', batch: 1, builtIn: 'DepthwiseConv2dNativeBackpropFilter', key: true},
+  {file: 'conv/shapes_mobilenet_dw', name: 'mobilenet:conv2_2/dw', batch: 1, builtIn: 'DepthwiseConv2dNativeBackpropFilter', key: true},
+  {file: 'conv/shapes_googlenet_v1', name: 'googlenet_v1:inception_3a/3x3', batch: 1, builtIn: 'Conv2DBackpropFilter'},
   {file: 'conv/shapes_3d', name: '3d_conv_pad:1', batch: 1, builtIn: 'Conv3DBackpropFilterV2'},
+  {file: 'conv/shapes_dilated', name: 'dilated_conv:22', batch: 2, builtIn: null},
+  {file: 'deconv/shapes_2d', name: 'googlenet_v1:inception_3a/3x3', batch: 1, builtIn: 'Conv2DBackpropFilter'},
 ];
 
-function parseRuns(argv: readonly string[]): number {
-  const index = argv.indexOf('--runs');
-  const runs = index >= 0 ? Number(argv[index + 1]) : 3;
-  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`--runs needs a positive integer, got '${argv[index + 1]}'`);
-  return runs;
+interface Options {
+  runs: number;
+  out: string | null;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const options: Options = {runs: 3, out: path.resolve(__dirname, 'results')};
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    const value = inline ?? argv[i + 1];
+    if (inline === undefined) i++;
+    if (flag === '--runs') {
+      options.runs = Number(value);
+      if (!Number.isSafeInteger(options.runs) || options.runs < 1) throw new Error(`--runs needs a positive integer, got '${value}'`);
+    } else if (flag === '--out') {
+      if (value === undefined) throw new Error('--out needs a value');
+      options.out = value === '-' ? null : path.resolve(value);
+    } else {
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR)`);
+    }
+  }
+  return options;
+}
+
+interface KarmaServer {
+  start(): Promise<void>;
+  on(event: 'browser_log', listener: (browser: unknown, log: string, type: string) => void): void;
 }
 
 interface KarmaApi {
   config: {parseConfig(file: string, overrides: object, options: object): Promise<object>};
-  Server: new (config: object, done: (exitCode: number) => void) => {start(): Promise<void>};
+  Server: new (config: object, done: (exitCode: number) => void) => KarmaServer;
+}
+
+const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/** "3: FilterGradientProgram 1, PackProgram 2", or "0". */
+function programList(counts: Record<string, number>): string {
+  const n = totalPrograms(counts);
+  if (n === 0) return '0';
+  return `${n}: ${Object.entries(counts).map(([name, count]) => `${name.replace(/Program$/, '')} ${count}`).join(', ')}`;
+}
+
+const shortName = (name: string) =>
+    name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ').replace(/^googlenet_v1:/, 'GoogLeNet ');
+
+function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: number): {markdown: string; svg: string} {
+  const out: string[] = [];
+  out.push('# Filter-gradient benchmark: webgl\n');
+  out.push(`\`npm run bench:webgl\`${page.runs !== 3 ? ` -- --runs ${page.runs}` : ''}; ${
+      new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${seconds.toFixed(0)} s. Headless ${
+      /Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, renderer ${page.renderer}, WebGL ${page.webglVersion}${
+      page.packed ? ' (packed)' : ''}, tfjs ${page.tfjs}.`);
+  out.push(`Our kernel and tfjs's built-in one on the same tensors: 1 warm-up each (shader compiles; it also measures memory), ` +
+           `then ${page.runs} timed runs round-robin; a run is one call until its result is read back. GFLOP/s = ` +
+           `2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. Workloads from benchdnn's lists, ` +
+           `batch stated. SwiftShader runs WebGL on the (shared, noisy) CPU: compare columns of one run only.\n`);
+
+  const byName = new Map(page.workloads.map(r => [r.name, r]));
+  const rows: string[][] = [];
+  const memRows: string[][] = [];
+  const keyLines: string[] = [];
+  let slower = 0;
+  for (const w of workloads) {
+    const r = byName.get(w.name);
+    if (!r || !r.ours) continue;
+    const speedUp = r.builtIn ? r.builtIn.timing.median / r.ours.timing.median : NaN;
+    if (r.builtIn && speedUp < 1) slower++;
+    if (w.key && r.builtIn) {
+      keyLines.push(`- ${w.label}: **${ratio(speedUp)}** tfjs's ${w.builtIn} (${rate(gflops(r.flops, r.ours.timing.median))} vs ${
+          rate(gflops(r.flops, r.builtIn.timing.median))} GFLOP/s; target ≥ 10×)`);
+    }
+    rows.push([
+      w.label, `${w.args.batch} (file ${w.fileBatch})`, w.shape, (r.flops / 1e9).toFixed(3), rateRange(r.flops, r.ours.timing),
+      w.builtIn ?? 'none in tfjs', r.builtIn ? rateRange(r.flops, r.builtIn.timing) : '–',
+      r.builtIn ? (w.key ? `**${ratio(speedUp)}**` : ratio(speedUp)) : '–',
+      r.builtIn?.difference == null ? '–' : r.builtIn.difference.toExponential(1),
+    ]);
+    memRows.push([
+      w.label, programList(r.ours.programs),
+      r.secondBatch ? `${programList(r.secondBatch.programs)} (batch ${r.secondBatch.batch})` : '–',
+      r.builtIn ? programList(r.builtIn.programs) : '–', programList(r.uploadPrograms), bytes(r.ours.tfPeakBytes), bytes(r.ours.texturePeakBytes),
+      bytes(r.ours.textureAllocatedGrowth), r.builtIn ? bytes(r.builtIn.tfPeakBytes) : '–',
+      r.builtIn ? bytes(r.builtIn.texturePeakBytes) : '–',
+    ]);
+  }
+  out.push('## Key figures (issue 7)\n');
+  out.push(...keyLines);
+  const compared = page.workloads.filter(r => r.builtIn).length;
+  out.push(`- Slower than the built-in on ${slower} of the ${compared} workloads it can run (target: none).`);
+  const recompiled = page.workloads.filter(r => totalPrograms(r.secondBatch?.programs ?? {}) > 0);
+  out.push(`- Shader programs our kernel compiles on its first call at another batch size (same workload, batch + 1, inputs ` +
+           `already uploaded): ${
+               recompiled.length === 0 ?
+                   '0 on every workload — no recompilation per batch size' :
+                   `${recompiled.length} of ${page.workloads.length} workloads recompile (${
+                       recompiled.map(r => `${shortName(r.name)} ${totalPrograms(r.secondBatch!.programs)}`).join(', ')
+                   }): the programs' cache keys include the tensor shapes (see the table below)`}.\n`);
+  out.push('## Throughput (GFLOP/s: median (slowest–fastest))\n');
+  out.push(markdownTable(
+      ['workload', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', 'GFLOP', 'ours GFLOP/s', 'tfjs built-in',
+       'built-in GFLOP/s', 'speed-up', 'max rel. diff'],
+      rows, [false, true, false, true, true, false, true, true, true]));
+  out.push('\nspeed-up = built-in median time / ours. "none in tfjs": tfjs has no webgl kernel for a dilated dense ' +
+           'filter gradient. The deconvolution is compared with Conv2DBackpropFilter on x and dy swapped (what ' +
+           "tfjs's conv2dTranspose gradient runs).\n");
+  out.push('## Shader programs and memory (warm-up call)\n');
+  out.push(markdownTable(
+      ['workload', 'ours: programs compiled', 'ours, then at another batch', 'built-in: programs', 'input upload: programs',
+       'ours: tf peak', 'ours: textures peak', 'ours: texture pool growth', 'built-in: tf peak', 'built-in: textures peak'],
+      memRows, [false, false, false, false, false, true, true, true, true, true]));
+  out.push('\nPrograms: entries added to the webgl backend\'s binary cache by the call — tfjs compiles one program per ' +
+           'cache key, which is the program class, its shader text and (without shape uniforms) the input and output ' +
+           'shapes — by program class. x and dy are uploaded to textures before the calls ("input upload": tfjs\'s ' +
+           'encode programs, keyed by shape), so the kernels\' counts are their own, including any pack/unpack ' +
+           'programs tfjs runs around them. "ours, then at another batch": our kernel\'s first call on the same ' +
+           'workload with batch + 1 (new tensors, uploaded first). ' +
+           'tf peak: tfjs tensor bytes\' high-water mark during the call (tf.profile) above the bytes before it. ' +
+           'textures peak: texture bytes in use (allocated − pooled free), high-water mark during the call above before it ' +
+           '(tracked at every texture acquisition). texture pool growth: new texture bytes allocated by the call.\n');
+  out.push('![GFLOP/s per workload, ours and tfjs built-in on webgl](webgl.svg)');
+
+  const svg = barChartSvg({
+    title: 'Filter gradient, webgl (SwiftShader): GFLOP/s (median), log scale',
+    subtitle: `${page.renderer.slice(0, 60)}; ${page.runs} runs after 1 warm-up; batch after ×`,
+    unit: 'GFLOP/s (log scale)',
+    series: [{name: 'ours (webgl)', color: COLORS.webgl}, {name: "tfjs built-in (webgl)", color: COLORS.builtIn}],
+    groups: workloads.flatMap(w => {
+      const r = byName.get(w.name);
+      if (!r || !r.ours) return [];
+      return [{
+        label: `${w.label} ×${w.args.batch}`,
+        values: [gflops(r.flops, r.ours.timing.median), r.builtIn ? gflops(r.flops, r.builtIn.timing.median) : NaN],
+      }];
+    }),
+  });
+  return {markdown: out.join('\n') + '\n', svg};
 }
 
 async function main() {
-  const runs = parseRuns(process.argv.slice(2));
+  const options = parseOptions(process.argv.slice(2));
+  const start = performance.now();
   const workloads: WebglWorkload[] = PICKS.map(pick => {
     const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
     return {
-      name: problem.name,
+      name: `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,
+      label: `${shortName(problem.name)}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,
       source: `${problem.source}:${problem.line}`,
       shape: describeProblem(problem),
+      fileBatch: problem.batch,
       builtIn: pick.builtIn,
+      key: pick.key ?? false,
       args: toOpArguments(problem, pick.batch),
     };
   });
@@ -61,16 +246,44 @@ async function main() {
   const page = path.join(root, 'bench', 'webgl_page.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
+  const input: WebglPageInput = {workloads, runs: options.runs};
   const config = await karma.config.parseConfig(
       path.join(root, 'karma.conf.js'), {
         files: [{pattern: page, watched: false}],
         preprocessors: {[page]: ['esbuild']},
         reporters: ['dots'],
-        client: {args: [JSON.stringify({workloads, runs})], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},
-        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: true},
+        client: {args: [JSON.stringify(input)], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},
+        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: false},
       },
       {promiseConfig: true, throwErrors: true});
-  await new karma.Server(config, exitCode => process.exit(exitCode)).start();
+  let result: WebglPageResult | null = null;
+  const server = new karma.Server(config, exitCode => {
+    if (result === null) {
+      console.error('the page sent no results');
+      process.exit(exitCode || 1);
+    }
+    const {markdown, svg} = report(workloads, result, (performance.now() - start) / 1000);
+    console.log(`\n${markdown}`);
+    if (options.out !== null) {
+      fs.mkdirSync(options.out, {recursive: true});
+      fs.writeFileSync(path.join(options.out, 'webgl.md'), markdown);
+      fs.writeFileSync(path.join(options.out, 'webgl.svg'), svg);
+      fs.writeFileSync(path.join(options.out, 'webgl.json'), `${JSON.stringify(result, null, 1)}\n`);
+      console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, 'webgl.md'))}, webgl.svg, webgl.json`);
+    }
+    process.exit(exitCode);
+  });
+  server.on('browser_log', (_browser, log) => {
+    const text = String(log);
+    const at = text.indexOf('BENCH_RESULT ');
+    if (at >= 0) {
+      const json = text.slice(text.indexOf('{', at), text.lastIndexOf('}') + 1);
+      result = JSON.parse(json) as WebglPageResult;
+    } else {
+      process.stderr.write(`${text.replace(/^'|'$/g, '')}\n`);
+    }
+  });
+  await server.start();
 }
 
 main().catch(error => {

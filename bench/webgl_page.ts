@@ -1,100 +1,258 @@
 /**
- * The browser half of `npm run bench:webgl` (see bench/webgl.ts): times our kernel and tfjs's
- * built-in one on each workload, checks they agree, and prints a Markdown table.
+ * The browser half of `npm run bench:webgl` (see bench/webgl.ts): on each workload, our webgl
+ * kernel and tfjs's built-in one on the same tensors — warm-up each (counting the shader programs
+ * it compiles, and measuring memory), then timed runs round-robin — and our kernel once more at
+ * another batch size, counting the programs that call compiles (none: sizes are uniforms).
+ * Results go back to Node as one `BENCH_RESULT {json}` console line.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgl';
 
-import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs} from '../kernels/index';
-import type {WebglWorkload} from './webgl';
+import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs, convTransposeBackpropFilters, ConvTransposeBackpropFiltersAttrs} from '../kernels/index';
+
+import {summarize, Timing} from './report';
+import type {BuiltIn, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
 
 declare const __karma__: {config: {args: string[]}};
 
-interface Timing {
-  median: number;
-  min: number;
-  max: number;
+interface TextureManager {
+  acquireTexture(...args: unknown[]): unknown;
+  numBytesAllocated: number;
+  numBytesFree: number;
 }
 
-async function time(f: () => tf.Tensor, runs: number): Promise<{timing: Timing; first: Float32Array}> {
-  const warm = f();  // compiles the shaders
-  const first = (await warm.data()) as Float32Array;
-  warm.dispose();
-  const times: number[] = [];
-  for (let run = 0; run < runs; run++) {
-    const start = performance.now();
-    const result = f();
-    await result.data();
-    times.push(performance.now() - start);
-    result.dispose();
+interface WebglBackendInternals {
+  binaryCache: Record<string, unknown>;
+  uploadToGPU(dataId: object): void;
+  gpgpu: {gl: WebGLRenderingContext};
+  textureManager: TextureManager;
+}
+
+const internals = () => tf.backend() as unknown as WebglBackendInternals;
+
+/** Keys of the shader programs compiled so far by the webgl backend (its binary cache). */
+function compiledPrograms(): Set<string> {
+  return new Set(Object.keys(internals().binaryCache));
+}
+
+/**
+ * The programs compiled since `before`, counted by program class (tfjs's cache key starts with the
+ * program's constructor name and includes its text and, unless it uses shape uniforms, the shapes).
+ */
+function programsSince(before: Set<string>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of Object.keys(internals().binaryCache)) {
+    if (before.has(key)) continue;
+    const name = key.split('_')[0] || 'program';
+    counts[name] = (counts[name] ?? 0) + 1;
   }
-  times.sort((a, b) => a - b);
-  return {timing: {median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1]}, first};
+  return counts;
+}
+
+const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/**
+ * Uploads tensors to textures ahead of a call, so that the programs the upload compiles (tfjs's
+ * encode programs, keyed by shape) are not counted as the kernel's: in a model, x and dy come
+ * from other GPU ops already. Returns the programs the upload compiled.
+ */
+function upload(tensors: tf.Tensor[]): Record<string, number> {
+  const before = compiledPrograms();
+  for (const t of tensors) internals().uploadToGPU(t.dataId);
+  return programsSince(before);
+}
+
+interface WebglMemory {
+  numBytes: number;
+  numBytesInGPUAllocated: number;
+}
+
+const memory = () => tf.memory() as unknown as WebglMemory;
+
+/**
+ * Texture bytes in use (allocated minus pooled free ones) and their high-water mark, kept by
+ * wrapping the texture manager's acquireTexture: textures are only ever taken there.
+ */
+let textureHighWater = 0;
+const texturesInUse = () => internals().textureManager.numBytesAllocated - internals().textureManager.numBytesFree;
+
+function hookTextureManager() {
+  const manager = internals().textureManager;
+  const acquire = manager.acquireTexture.bind(manager);
+  manager.acquireTexture = (...args: unknown[]) => {
+    const texture = acquire(...args);
+    textureHighWater = Math.max(textureHighWater, texturesInUse());
+    return texture;
+  };
+}
+
+/** Random x/dy, our call, and the built-in call for a workload at a batch. */
+function setUp(w: WebglWorkload, batch: number, seed: number) {
+  const inputShape = [batch, ...w.args.inputShape.slice(1)];
+  const outputDeltaShape = [batch, ...w.args.outputDeltaShape.slice(1)];
+  const input = tf.randomUniform(inputShape, -1, 1, 'float32', seed);
+  const outputDelta = tf.randomUniform(outputDeltaShape, -1, 1, 'float32', seed + 1);
+  const ours = () => w.args.kind === 'conv' ?
+      convolutionBackpropFilters(input, outputDelta, w.args.attrs as ConvolutionBackpropFiltersAttrs) :
+      convTransposeBackpropFilters(input, outputDelta, w.args.attrs as ConvTransposeBackpropFiltersAttrs);
+  const geometry = computeGeometry(
+      w.args.kind === 'conv' ? 'ConvolutionBackpropFilters' : 'ConvTransposeBackpropFilters', {input, outputDelta},
+      w.args.attrs as unknown as Record<string, unknown>);
+  const builtIn = w.builtIn === null ? null : () => callBuiltIn(w.builtIn!, w, input, outputDelta, [...geometry.filterShape]);
+  return {input, outputDelta, ours, builtIn, geometry, dispose: () => tf.dispose([input, outputDelta])};
 }
 
 /** tfjs's own kernel for the same gradient; explicit pads where it takes them. */
-function builtIn(w: WebglWorkload, x: tf.Tensor, dy: tf.Tensor, filterShape: number[]): tf.Tensor {
+function callBuiltIn(kernel: BuiltIn, w: WebglWorkload, x: tf.Tensor, dy: tf.Tensor, filterShape: number[]): tf.Tensor {
   const {strides, padsBegin = [], padsEnd = [], dilations = strides.map(() => 1)} = w.args.attrs;
   const pairs = padsBegin.map((b, i) => [b, padsEnd[i]]);
-  if (w.builtIn === 'Conv3DBackpropFilterV2') {
+  if (kernel === 'Conv3DBackpropFilterV2') {
     // It takes only 'valid' or 'same'; the workloads picked for it are one or the other.
     const pad = pairs.every(([b, e]) => b === 0 && e === 0) ? 'valid' : 'same';
-    return tf.engine().runKernel(w.builtIn, {x, dy}, {strides, pad, filterShape}) as tf.Tensor;
+    return tf.engine().runKernel(kernel, {x, dy}, {strides, pad, filterShape}) as tf.Tensor;
   }
   const pad = [[0, 0], ...pairs, [0, 0]];
-  const common = {strides, pad};
-  if (w.builtIn === 'DepthwiseConv2dNativeBackpropFilter') {
+  if (kernel === 'DepthwiseConv2dNativeBackpropFilter') {
     // tfjs's depthwise filter is (K…, C, multiplier); ours for groups = C is (K…, 1, C): same order.
     const depthwiseShape = [...filterShape.slice(0, -2), x.shape[x.shape.length - 1], 1];
-    return tf.engine().runKernel(w.builtIn, {x, dy}, {...common, dilations, filterShape: depthwiseShape}) as tf.Tensor;
+    return tf.engine().runKernel(kernel, {x, dy}, {strides, pad, dilations, filterShape: depthwiseShape}) as tf.Tensor;
   }
-  return tf.engine().runKernel(w.builtIn, {x, dy}, {...common, dataFormat: 'NHWC', filterShape}) as tf.Tensor;
+  if (w.args.kind === 'deconv') {
+    // The transposed convolution's filter gradient is the convolution's with x and dy swapped
+    // (what tfjs's own conv2dTranspose gradient calls): filter (K…, out channels, in channels).
+    const k = filterShape.slice(0, -2);
+    const swapped = [...k, dy.shape[dy.shape.length - 1], x.shape[x.shape.length - 1]];
+    return tf.engine().runKernel(kernel, {x: dy, dy: x}, {strides, pad, dataFormat: 'NHWC', filterShape: swapped}) as tf.Tensor;
+  }
+  return tf.engine().runKernel(kernel, {x, dy}, {strides, pad, dataFormat: 'NHWC', filterShape}) as tf.Tensor;
 }
 
-function compiledPrograms(): number {
-  return Object.keys((tf.backend() as unknown as {binaryCache: object}).binaryCache).length;
+/** One call until the result is read back, in ms. */
+async function timedCall(f: () => tf.Tensor): Promise<number> {
+  const start = performance.now();
+  const result = f();
+  await result.data();
+  const elapsed = performance.now() - start;
+  result.dispose();
+  return elapsed;
+}
+
+/** The warm-up: compiles the shaders (counted), measures memory, returns the values. */
+async function warmUp(f: () => tf.Tensor) {
+  const programsBefore = compiledPrograms();
+  const before = memory();
+  const inUseBefore = texturesInUse();
+  textureHighWater = inUseBefore;
+  let values: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  const start = performance.now();
+  const info = await tf.profile(async () => {
+    const result = f();
+    values = (await result.data()) as Float32Array;
+    return result;
+  });
+  const elapsed = performance.now() - start;
+  (info.result as tf.Tensor).dispose();
+  const after = memory();
+  return {
+    values,
+    ms: elapsed,
+    programs: programsSince(programsBefore),
+    tfPeakBytes: Math.max(0, info.peakBytes - before.numBytes),
+    textureAllocatedGrowth: after.numBytesInGPUAllocated - before.numBytesInGPUAllocated,
+    texturePeakBytes: Math.max(0, textureHighWater - inUseBefore),
+  };
+}
+
+/** max |a − b| / max |b|, with b transposed over its last two axes when the layouts differ that way. */
+function relativeDifference(a: Float32Array, b: Float32Array, shape: readonly number[], transposed: boolean): number {
+  if (a.length !== b.length) return Infinity;
+  const rows = shape[shape.length - 2];
+  const cols = shape[shape.length - 1];
+  let worst = 0;
+  let scale = 0;
+  for (let i = 0; i < a.length; i++) {
+    let j = i;
+    if (transposed) {
+      const block = i - (i % (rows * cols));
+      const r = Math.floor((i % (rows * cols)) / cols);
+      const c = i % cols;
+      j = block + c * rows + r;
+    }
+    worst = Math.max(worst, Math.abs(a[i] - b[j]));
+    scale = Math.max(scale, Math.abs(b[j]));
+  }
+  return worst / Math.max(scale, Number.MIN_VALUE);
 }
 
 describe('webgl benchmark', () => {
   it('times our kernel and the built-in one', async () => {
-    const {workloads, runs} = JSON.parse(__karma__.config.args[0]) as {workloads: WebglWorkload[]; runs: number};
+    const {workloads, runs} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
     expect(await tf.setBackend('webgl')).toBe(true);
-    const gl = (tf.backend() as unknown as {gpgpu: {gl: WebGLRenderingContext}}).gpgpu.gl;
+    hookTextureManager();
+    const gl = internals().gpgpu.gl;
     const debug = gl.getExtension('WEBGL_debug_renderer_info');
-    console.log(`\n# webgl filter-gradient benchmark\n\nbrowser: ${navigator.userAgent}`);
-    console.log(`renderer: ${debug ? gl.getParameter(debug.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER)}, WebGL ${
-        tf.env().getNumber('WEBGL_VERSION')}, tfjs ${tf.version_core}`);
-    console.log(`timing: 1 warm-up (shader compile) + ${runs} timed runs each, until the result is read back\n`);
-    const rows: string[] = [
-      '| workload | source | batch | shape | GFLOP | ours ms (min–max) | ours GFLOP/s | built-in | built-in ms (min–max) | built-in GFLOP/s | speed-up | max abs diff |',
-      '|---|---|--:|---|--:|--:|--:|---|--:|--:|--:|--:|',
-    ];
-    for (const w of workloads) {
-      const x = tf.randomUniform(w.args.inputShape, -1, 1, 'float32', 1);
-      const dy = tf.randomUniform(w.args.outputDeltaShape, -1, 1, 'float32', 2);
-      const attrs = w.args.attrs as ConvolutionBackpropFiltersAttrs;  // every workload here is a convolution
-      const geometry = computeGeometry('ConvolutionBackpropFilters', {input: x, outputDelta: dy}, attrs);
-      const programsBefore = compiledPrograms();
-      const ours = await time(() => convolutionBackpropFilters(x, dy, attrs), runs);
-      const ourPrograms = compiledPrograms() - programsBefore;
-      const theirs = await time(() => builtIn(w, x, dy, [...geometry.filterShape]), runs);
-      let diff = 0;
-      let scale = 0;
-      ours.first.forEach((v, i) => {
-        diff = Math.max(diff, Math.abs(v - theirs.first[i]));
-        scale = Math.max(scale, Math.abs(theirs.first[i]));
-      });
-      const gflops = (ms: number) => (geometry.flops / ms / 1e6).toFixed(3);
-      const ms = (t: Timing) => `${t.median.toFixed(0)} (${t.min.toFixed(0)}–${t.max.toFixed(0)})`;
-      rows.push(`| ${w.name} | ${w.source} | ${w.args.batch} | ${w.shape} | ${(geometry.flops / 1e9).toFixed(3)} | ${
-          ms(ours.timing)} | ${gflops(ours.timing.median)} | ${w.builtIn} | ${ms(theirs.timing)} | ${
-          gflops(theirs.timing.median)} | **${(theirs.timing.median / ours.timing.median).toFixed(1)}×** | ${
-          diff.toExponential(1)} (of ${scale.toFixed(1)}) |`);
-      console.log(`done ${w.name}: ours ${ours.timing.median.toFixed(0)} ms (${ourPrograms} programs compiled), built-in ${
-          theirs.timing.median.toFixed(0)} ms`);
-      expect(diff).toBeLessThan(1e-3 * Math.max(1, scale));
-      tf.dispose([x, dy]);
+    const page: WebglPageResult = {
+      userAgent: navigator.userAgent,
+      renderer: String(debug ? gl.getParameter(debug.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER)),
+      webglVersion: tf.env().getNumber('WEBGL_VERSION'),
+      packed: tf.env().getBool('WEBGL_PACK'),
+      tfjs: tf.version_core,
+      runs,
+      workloads: [],
+    };
+    console.log(`renderer: ${page.renderer}, WebGL ${page.webglVersion}, tfjs ${page.tfjs}; ${runs} timed runs each`);
+    for (const [index, w] of workloads.entries()) {
+      const seed = 100 + 10 * index;
+      const bench = setUp(w, w.args.batch, seed);
+      const result: WebglWorkloadResult =
+          {name: w.name, flops: bench.geometry.flops, uploadPrograms: {}, ours: null, builtIn: null, secondBatch: null};
+      try {
+        result.uploadPrograms = upload([bench.input, bench.outputDelta]);
+        const ourWarm = await warmUp(bench.ours);
+        const builtInWarm = bench.builtIn ? await warmUp(bench.builtIn) : null;
+        const ourTimes: number[] = [];
+        const builtInTimes: number[] = [];
+        for (let run = 0; run < runs; run++) {
+          ourTimes.push(await timedCall(bench.ours));
+          if (bench.builtIn) builtInTimes.push(await timedCall(bench.builtIn));
+        }
+        const impl = (warm: Awaited<ReturnType<typeof warmUp>>, times: number[], difference: number | null): WebglImplResult => ({
+          timing: summarize(times) as Timing,
+          warmUpMs: warm.ms,
+          programs: warm.programs,
+          tfPeakBytes: warm.tfPeakBytes,
+          texturePeakBytes: warm.texturePeakBytes,
+          textureAllocatedGrowth: warm.textureAllocatedGrowth,
+          difference,
+        });
+        result.ours = impl(ourWarm, ourTimes, null);
+        if (builtInWarm) {
+          const transposed = w.args.kind === 'deconv' && w.builtIn === 'Conv2DBackpropFilter';
+          result.builtIn = impl(builtInWarm, builtInTimes, relativeDifference(ourWarm.values, builtInWarm.values, bench.geometry.filterShape, transposed));
+        }
+      } finally {
+        bench.dispose();
+      }
+      // The same workload at another batch: the programs compiled by its first call.
+      const otherBatch = w.args.batch + 1;
+      const other = setUp(w, otherBatch, seed + 5);
+      try {
+        const uploadPrograms = upload([other.input, other.outputDelta]);
+        const before = compiledPrograms();
+        const start = performance.now();
+        const values = other.ours();
+        await values.data();
+        result.secondBatch = {batch: otherBatch, programs: programsSince(before), uploadPrograms, ms: performance.now() - start};
+        values.dispose();
+      } finally {
+        other.dispose();
+      }
+      page.workloads.push(result);
+      const o = result.ours!;
+      console.log(`done ${w.name}: ours ${o.timing.median.toFixed(0)} ms (${total(o.programs)} programs compiled; batch ${
+          otherBatch}: ${total(result.secondBatch!.programs)} more)${result.builtIn ? `, built-in ${result.builtIn.timing.median.toFixed(0)} ms` : ''}`);
+      if (result.builtIn) expect(result.builtIn.difference!).toBeLessThan(1e-3);
     }
-    console.log(`\n${rows.join('\n')}\n`);
+    console.log(`BENCH_RESULT ${JSON.stringify(page)}`);
   });
 });
