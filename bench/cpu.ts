@@ -37,6 +37,7 @@ import * as readline from 'readline';
 
 import {computeGeometry, CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 
+import {sourceState} from './source_state';
 import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, summarize, Timing} from './report';
 import {describeProblem, findProblem, listWorkloadFiles, loadWorkloadFile, Problem, toOpArguments, workloadsDir} from './workloads';
 
@@ -616,6 +617,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
   const hasTorch = r.impls.some(i => i.key === 'pytorch');
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: cpu and wasm\n');
+  out.push(`Code: ${sourceState()}.`);
   out.push(`\`npm run bench\`${r.options.runs !== 5 ? ` -- --runs ${r.options.runs}` : ''} on ${r.machine}; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
   out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
@@ -754,13 +756,14 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
   }));
   const svg = barChartSvg({
     title: 'Filter gradient, Node: GFLOP/s (median), log scale',
-    subtitle: `${r.machine.split(';')[0]}; ${r.options.runs} runs after 1 warm-up; batch after ×`,
+    subtitle: `${r.machine.split(',')[0]}, 1 thread each; ${r.options.runs} runs after 1 warm-up; ${sourceState()}; batch after ×`,
     unit: 'GFLOP/s (log scale)',
     series: series.map(key => ({name: r.labels.get(key) ?? key, color: colors[key]})),
     groups,
   });
   const json = {
     machine: r.machine,
+    code: sourceState(),
     runs: r.options.runs,
     notes: r.notes,
     simdFlag: r.simdRegistered ? {name: SIMD_FLAG, default: r.simdDefault} : null,

@@ -12,6 +12,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {sourceState} from './source_state';
 import {barChartSvg, bytes, COLORS, gflops, markdownTable, rate, rateRange, ratio, Timing} from './report';
 import {describeProblem, findProblem, loadWorkloadFile, toOpArguments} from './workloads';
 
@@ -136,6 +137,7 @@ const shortName = (name: string) =>
 function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: number): {markdown: string; svg: string} {
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: webgl\n');
+  out.push(`Code: ${sourceState()}.`);
   out.push(`\`npm run bench:webgl\`${page.runs !== 3 ? ` -- --runs ${page.runs}` : ''}; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${seconds.toFixed(0)} s. Headless ${
       /Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, renderer ${page.renderer}, WebGL ${page.webglVersion}${
@@ -211,7 +213,8 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
 
   const svg = barChartSvg({
     title: 'Filter gradient, webgl (SwiftShader): GFLOP/s (median), log scale',
-    subtitle: `${page.renderer.slice(0, 60)}; ${page.runs} runs after 1 warm-up; batch after ×`,
+    subtitle: `${/SwiftShader/.test(page.renderer) ? 'SwiftShader' : page.renderer.slice(0, 60)}, WebGL ${page.webglVersion}; ${
+        page.runs} runs after 1 warm-up; ${sourceState()}; batch after ×`,
     unit: 'GFLOP/s (log scale)',
     series: [{name: 'ours (webgl)', color: COLORS.webgl}, {name: "tfjs built-in (webgl)", color: COLORS.builtIn}],
     groups: workloads.flatMap(w => {
