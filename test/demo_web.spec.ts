@@ -1,0 +1,65 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+import {startDemoServer} from '../demo/web/serve';
+import type {DemoState} from '../demo/web/app';
+
+/**
+ * End to end: the browser demo (`npm run demo:web`) served locally and opened in headless
+ * Chromium, training on webgl (SwiftShader here) for STEPS steps; the loss must fall, and a
+ * screenshot of the page is kept in test-artifacts/ (not committed).
+ */
+const CHROMIUM = process.env.CHROME_BIN || '/usr/bin/chromium';
+const STEPS = 40;
+/** Averages over this many steps at each end of the run: single batch losses are noisy. */
+const WINDOW = 5;
+const ARTIFACTS = path.resolve(__dirname, '..', 'test-artifacts');
+
+describe('the browser demo in headless Chromium (webgl)', () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    it('is skipped', () => pending(`no Chromium at ${CHROMIUM}: install Debian's chromium or set CHROME_BIN`));
+    return;
+  }
+
+  it(`trains for ${STEPS} steps with the loss falling, and saves a screenshot`, async () => {
+    const server = await startDemoServer(0);
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // As karma.conf.js: root needs --no-sandbox; WebGL through SwiftShader; no network calls.
+      args: [
+        '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', error => pageErrors.push(String(error)));
+      await page.setViewport({width: 840, height: 640});
+      await page.goto(`${server.url}?steps=${STEPS}`);
+      await page.waitForFunction(
+          () => {
+            const s = (window as unknown as {demoState?: DemoState}).demoState;
+            return s !== undefined && (s.done || s.error !== undefined);
+          },
+          {timeout: 240000, polling: 500});
+      const state = await page.evaluate(() => (window as unknown as {demoState: DemoState}).demoState);
+      fs.mkdirSync(ARTIFACTS, {recursive: true});
+      await page.screenshot({path: path.join(ARTIFACTS, 'demo-web.png')});
+
+      expect(pageErrors).toEqual([]);
+      expect(state.error).toBeUndefined();
+      expect(state.backend).toBe('webgl');
+      expect(state.losses.length).toBe(STEPS);
+      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+      const first = mean(state.losses.slice(0, WINDOW));
+      const last = mean(state.losses.slice(-WINDOW));
+      expect(last).withContext(`losses ${state.losses.map(v => v.toFixed(3))}`).toBeLessThan(0.6 * first);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  }, 300000);
+});
