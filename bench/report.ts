@@ -82,7 +82,7 @@ export interface ChartSeries {
 
 export interface ChartGroup {
   readonly label: string;
-  /** One value per series, in the order of `series`; NaN or ≤ 0 leaves the bar out (marked "n/a"). */
+  /** One value per series, in the order of `series`; NaN or ≤ 0 leaves the bar out (see BarChart.missing). */
   readonly values: readonly number[];
 }
 
@@ -93,6 +93,8 @@ export interface BarChart {
   readonly unit: string;
   readonly series: readonly ChartSeries[];
   readonly groups: readonly ChartGroup[];
+  /** Text in the slot of a missing bar (e.g. "no tfjs kernel"); without it, missing bars take no space. */
+  readonly missing?: string;
 }
 
 const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -113,8 +115,14 @@ export function barChartSvg(chart: BarChart): string {
   const groupGap = 12;
   const top = chart.subtitle ? 62 : 46;
   const legendHeight = 18 * Math.ceil(chart.series.length / 3) + 8;
-  const groupHeight = chart.series.length * (barHeight + barGap) + groupGap;
-  const plotHeight = chart.groups.length * groupHeight;
+  const present = (v: number) => Number.isFinite(v) && v > 0;
+  const slots = (g: ChartGroup) => chart.series.filter((_, s) => chart.missing !== undefined || present(g.values[s])).length;
+  const groupTops: number[] = [];
+  let plotHeight = 0;
+  for (const g of chart.groups) {
+    groupTops.push(plotHeight);
+    plotHeight += Math.max(1, slots(g)) * (barHeight + barGap) + groupGap;
+  }
   const width = left + plotWidth + 70;
   const height = top + plotHeight + 34 + legendHeight;
   const x = (v: number) => left + (Math.log10(v) - lo) / (hi - lo) * plotWidth;
@@ -141,14 +149,17 @@ export function barChartSvg(chart: BarChart): string {
   out.push(`<text x="${(left + plotWidth / 2).toFixed(0)}" y="${top + plotHeight + 28}" text-anchor="middle" fill="#333">${
       escapeXml(chart.unit)}</text>`);
   chart.groups.forEach((group, g) => {
-    const gy = top + g * groupHeight;
-    const mid = gy + (chart.series.length * (barHeight + barGap)) / 2;
-    out.push(`<text x="${left - 6}" y="${(mid + 4).toFixed(1)}" text-anchor="end">${escapeXml(group.label)}</text>`);
+    const gy = top + groupTops[g];
+    const mid = gy + (Math.max(1, slots(group)) * (barHeight + barGap)) / 2;
+    out.push(`<text x="${left - 6}" y="${(mid + 2).toFixed(1)}" text-anchor="end">${escapeXml(group.label)}</text>`);
+    let slot = 0;
     chart.series.forEach((series, s) => {
       const value = group.values[s];
-      const by = gy + s * (barHeight + barGap);
-      if (!(Number.isFinite(value) && value > 0)) {
-        out.push(`<text x="${left + 3}" y="${by + barHeight - 2}" fill="#999" font-size="9">n/a (${escapeXml(series.name)})</text>`);
+      if (!present(value) && chart.missing === undefined) return;
+      const by = gy + (slot++) * (barHeight + barGap);
+      if (!present(value)) {
+        out.push(`<text x="${left + 3}" y="${by + barHeight - 2}" fill="#999" font-size="9">${escapeXml(series.name)}: ${
+            escapeXml(chart.missing!)}</text>`);
         return;
       }
       const w = Math.max(1, x(value) - left);

@@ -217,6 +217,7 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
         page.runs} runs after 1 warm-up; ${sourceState()}; batch after ×`,
     unit: 'GFLOP/s (log scale)',
     series: [{name: 'ours (webgl)', color: COLORS.webgl}, {name: "tfjs built-in (webgl)", color: COLORS.builtIn}],
+    missing: 'no tfjs kernel for this case',
     groups: workloads.flatMap(w => {
       const r = byName.get(w.name);
       if (!r || !r.ours) return [];
