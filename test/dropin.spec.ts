@@ -5,6 +5,7 @@ import {execFileSync} from 'node:child_process';
 import * as path from 'node:path';
 
 import {checkGradients, DROP_IN_GRADIENT_KERNELS, dropInGradientsInstalled, installDropInGradients, uninstallDropInGradients} from '../kernels/index';
+import {withDropInGradientsOnCpu} from './helpers/dropin';
 import {seededTensor} from './helpers/util';
 
 type Grads = (x: tf.Tensor, w: tf.Tensor) => tf.Tensor;
@@ -62,11 +63,7 @@ function maxAbsDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 describe('drop-in gradients for tfjs\'s convolutions', () => {
-  beforeAll(async () => {
-    await tf.setBackend('cpu');
-    installDropInGradients();
-  });
-  afterAll(() => uninstallDropInGradients());
+  withDropInGradientsOnCpu();
 
   describe('where tfjs\'s own gradient handles the case (cpu)', () => {
     for (const c of SUPPORTED) {

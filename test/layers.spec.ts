@@ -3,7 +3,7 @@ import * as tfl from '@tensorflow/tfjs-layers';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import {installDropInGradients, uninstallDropInGradients} from '../kernels/index';
+import {withDropInGradientsOnCpu} from './helpers/dropin';
 import {FlatTensor, tensorOf} from './helpers/training_cases';
 import {expectClose} from './helpers/util';
 
@@ -40,11 +40,7 @@ function buildModel(c: LayerCase): tfl.Sequential {
 }
 
 describe('tf.layers with the drop-in gradients (cpu, against PyTorch)', () => {
-  beforeAll(async () => {
-    await tf.setBackend('cpu');
-    installDropInGradients();
-  });
-  afterAll(() => uninstallDropInGradients());
+  withDropInGradientsOnCpu();
 
   for (const c of golden.cases) {
     describe(c.name, () => {
