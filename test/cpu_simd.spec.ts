@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-import {CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters, FilterGradientAttrs} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_WASM_SIMD, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {CPU_LOOPS} from './helpers/composite_backends';
 import {seededTensor} from './helpers/util';
 
@@ -15,7 +15,7 @@ interface SimdProblem {
   op: 'conv'|'transposed';
   input: number[];
   outputDelta: number[];
-  attrs: FilterGradientAttrs;
+  attrs: ConvolutionBackpropFiltersAttrs;
 }
 
 const PROBLEMS: SimdProblem[] = [
