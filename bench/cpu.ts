@@ -556,7 +556,7 @@ async function main() {
   log(`implementations: ${impls.map(i => i.label).join('; ')}`);
   for (const note of notes) log(`note: ${note}`);
   if (simdRegistered) log(`${SIMD_FLAG} default: ${String(simdDefault)}`);
-  log(`timing: 1 warm-up (memory probe) + ${options.runs} timed runs per implementation, round-robin\n`);
+  log(`timing: 1 warm-up (memory probe) + ${options.runs} timed run(s) per implementation, round-robin\n`);
 
   const results: WorkloadResult[] = [];
   const picks = PICKS.filter(p => options.only === null || options.only.some(o => p.name.includes(o)));
@@ -632,7 +632,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
   out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
       r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
-  out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed runs, round-robin with the ` +
+  out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed run${r.options.runs === 1 ? '' : 's'}, round-robin with the ` +
            `others on the same workload (wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
            `read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. The machine is ` +
            `shared and noisy: compare figures of one run only.\n`);
@@ -708,7 +708,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
              `the cpu backend gets a single call, timed (it takes seconds; no warm-up), in the middle of the others' ${
                  r.options.runs} timed runs (after their warm-up). Same input data for tfjs and ours; results compared.\n`);
     out.push(markdownTable(
-        ['implementation', 'median ms', 'min–max ms', 'GFLOP/s', '× built-in', 'max rel. diff vs TypeScript loops'],
+        ['implementation', 'median ms', 'min–max ms', 'GFLOP/s', '× built-in', `max rel. diff vs ${r.labels.get('typescript')}`],
         a.measurements.map(m => [r.labels.get(m.impl) ?? m.impl, ms(m.timing.median), `${ms(m.timing.min)}–${ms(m.timing.max)}`,
                                  rate(m.gflops), ratio(m.gflops / b.gflops), m.difference === null ? '–' : m.difference.toExponential(1)]),
         [false, true, true, true, true, true]));
@@ -723,8 +723,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
            `memory the implementation uses (SIMD: the cpu kernel's own module; composite: tfjs-backend-wasm's heap) → its size ` +
            `after the call (a WebAssembly memory never shrinks: a workload smaller than an earlier one shows no growth). ` +
            `tf: tfjs tensor bytes' high-water mark during the call (tf.profile peakBytes) above the bytes before it — the ` +
-           `gradient itself plus, for the composite kernel, its chunked intermediates. diff: max |result − TypeScript loops| / ` +
-           `max |TypeScript loops|.\n`);
+           `gradient itself plus, for the composite kernel, its chunked intermediates. diff: max |result − ${
+               r.labels.get('typescript')}| / max |${r.labels.get('typescript')}|.\n`);
   const memHeader = ['workload', 'x + dy', 'gradient'];
   if (hasTorch) memHeader.push('PyTorch RSS');
   for (const key of ours) {
