@@ -19,6 +19,8 @@
  * the TypeScript loops'. Writes bench/results/cpu.md, cpu.svg and cpu.json, and prints the tables.
  *
  *   --runs N        timed runs per implementation and workload (default 5)
+ *   --key-runs N    timed runs on the key workloads — ResNet-50 res2/res3 3x3 and the built-in's shape —
+ *                   whose ratios the issue's targets are read from (default 15, at least --runs)
  *   --only a,b      only the workloads whose name contains one of these
  *   --no-pytorch    skip PyTorch;  --no-builtin   skip tfjs's built-in cpu kernel (its one run takes ~15 s)
  *   --out DIR       where to write the results (default bench/results; '-' writes nothing)
@@ -78,6 +80,7 @@ const ANCHOR: Pick = {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_bran
 
 interface Options {
   runs: number;
+  keyRuns: number;
   only: string[] | null;
   pytorch: boolean;
   builtIn: boolean;
@@ -85,7 +88,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {runs: 5, only: null, pytorch: true, builtIn: true, out: path.resolve(__dirname, 'results')};
+  const options: Options = {runs: 5, keyRuns: 15, only: null, pytorch: true, builtIn: true, out: path.resolve(__dirname, 'results')};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = () => {
@@ -97,6 +100,12 @@ function parseOptions(argv: readonly string[]): Options {
       const text = value();
       options.runs = Number(text);
       if (!Number.isSafeInteger(options.runs) || options.runs < 1) throw new Error(`--runs needs a positive integer, got '${text}'`);
+    } else if (flag === '--key-runs') {
+      const text = value();
+      options.keyRuns = Number(text);
+      if (!Number.isSafeInteger(options.keyRuns) || options.keyRuns < 1) {
+        throw new Error(`--key-runs needs a positive integer, got '${text}'`);
+      }
     } else if (flag === '--only') {
       options.only = value().split(',').filter(s => s !== '');
     } else if (flag === '--no-pytorch') {
@@ -107,7 +116,7 @@ function parseOptions(argv: readonly string[]): Options {
       const v = value();
       options.out = v === '-' ? null : path.resolve(v);
     } else {
-      throw new Error(`unknown option '${argv[i]}' (--runs N, --only a,b, --no-pytorch, --no-builtin, --out DIR)`);
+      throw new Error(`unknown option '${argv[i]}' (--runs N, --key-runs N, --only a,b, --no-pytorch, --no-builtin, --out DIR)`);
     }
   }
   return options;
@@ -556,14 +565,16 @@ async function main() {
   log(`implementations: ${impls.map(i => i.label).join('; ')}`);
   for (const note of notes) log(`note: ${note}`);
   if (simdRegistered) log(`${SIMD_FLAG} default: ${String(simdDefault)}`);
-  log(`timing: 1 warm-up (memory probe) + ${options.runs} timed run(s) per implementation, round-robin\n`);
+  log(`timing: 1 warm-up (memory probe) + ${options.runs} timed run(s) per implementation, round-robin (key workloads: ${
+      Math.max(options.runs, options.keyRuns)})\n`);
 
   const results: WorkloadResult[] = [];
+  const keyOptions: Options = {...options, runs: Math.max(options.runs, options.keyRuns)};
   const picks = PICKS.filter(p => options.only === null || options.only.some(o => p.name.includes(o)));
   try {
     for (const [index, pick] of picks.entries()) {
       const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
-      const result = await runWorkload(problem, pick.batch, 1000 + 10 * index, impls, options);
+      const result = await runWorkload(problem, pick.batch, 1000 + 10 * index, impls, pick.key ? keyOptions : options);
       results.push(result);
       log(`  ${result.label} (batch ${pick.batch}): ${
           result.measurements.map(m => `${m.impl} ${rate(m.gflops)}`).join(', ')} GFLOP/s`);
@@ -577,7 +588,7 @@ async function main() {
       const problem = findProblem(loadWorkloadFile(ANCHOR.file, dir), ANCHOR.name);
       log(`  tfjs built-in cpu Conv2DBackpropFilter on ${problem.name} batch ${ANCHOR.batch} (one run, ~15 s) …`);
       const anchorImpls = [...impls.filter(i => i.key !== 'composite' && i.key !== 'wasmBuiltIn'), cpuBuiltInImpl];
-      anchor = await runWorkload(problem, ANCHOR.batch, 7, anchorImpls, options);
+      anchor = await runWorkload(problem, ANCHOR.batch, 7, anchorImpls, keyOptions);
       log(`  anchor: ${anchor.measurements.map(m => `${m.impl} ${rate(m.gflops)}`).join(', ')} GFLOP/s`);
       await tf.setBackend('cpu');
       checkLeaks('anchor');
@@ -628,12 +639,15 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: cpu and wasm\n');
   out.push(`Code: ${sourceState()}.`);
-  out.push(`\`npm run bench\`${r.options.runs !== 5 ? ` -- --runs ${r.options.runs}` : ''} on ${r.machine}; ${
+  const keyRuns = Math.max(r.options.runs, r.options.keyRuns);
+  const args = [...(r.options.runs !== 5 ? [`--runs ${r.options.runs}`] : []), ...(r.options.keyRuns !== 15 ? [`--key-runs ${r.options.keyRuns}`] : [])];
+  out.push(`\`npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}\` on ${r.machine}; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
   out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
       r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
   out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed run${r.options.runs === 1 ? '' : 's'}, round-robin with the ` +
-           `others on the same workload (wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
+           `others on the same workload (${keyRuns} on the key workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape, ` +
+           `whose ratios the targets are read from; wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
            `read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. The machine is ` +
            `shared and noisy: compare figures of one run only.\n`);
   for (const note of r.notes) out.push(`- ${note}`);
@@ -647,9 +661,11 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
     const m = find(w, main);
     const t = find(w, 'pytorch');
     const ts = find(w, 'typescript');
+    const fastest = (x: Measurement | undefined) => x ? gflops(w.flops, x.timing.min) : NaN;
     out.push(`- ${w.label} (batch ${w.batch}): ${r.labels.get(main)} ${rate(m?.gflops ?? NaN)} GFLOP/s${
-        t ? ` = **${ratio((m?.gflops ?? NaN) / t.gflops)}** of PyTorch 1 thread (${rate(t.gflops)} GFLOP/s; target ≥ 0.125×)` : ''}${
-        r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}.`);
+        t ? ` = **${ratio((m?.gflops ?? NaN) / t.gflops)}** of PyTorch 1 thread (${rate(t.gflops)} GFLOP/s; target ≥ 0.125×); ` +
+                `fastest runs ${rate(fastest(m))} vs ${rate(fastest(t))} = ${ratio(fastest(m) / fastest(t))}` :
+            ''}${r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}.`);
   }
   if (r.anchor) {
     const b = find(r.anchor, 'cpuBuiltIn')!;
@@ -705,8 +721,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
     const b = find(a, 'cpuBuiltIn')!;
     out.push(`## Against tfjs's built-in cpu kernel\n`);
     out.push(`${a.label} at batch ${a.batch} (${a.shape}, ${(a.flops / 1e9).toFixed(3)} GFLOP): tfjs's Conv2DBackpropFilter on ` +
-             `the cpu backend gets a single call, timed (it takes seconds; no warm-up), in the middle of the others' ${
-                 r.options.runs} timed runs (after their warm-up). Same input data for tfjs and ours; results compared.\n`);
+             `the cpu backend gets a single call, timed (it takes seconds; no warm-up), in the middle of the others' ${keyRuns} timed runs (after their warm-up). Same input data for tfjs and ours; results compared.\n`);
     out.push(markdownTable(
         ['implementation', 'median ms', 'min–max ms', 'GFLOP/s', '× built-in', `max rel. diff vs ${r.labels.get('typescript')}`],
         a.measurements.map(m => [r.labels.get(m.impl) ?? m.impl, ms(m.timing.median), `${ms(m.timing.min)}–${ms(m.timing.max)}`,
@@ -766,7 +781,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
   }));
   const svg = barChartSvg({
     title: 'Filter gradient, Node: GFLOP/s (median), log scale',
-    subtitle: `${r.machine.split(',')[0]}, 1 thread each; ${r.options.runs} runs after 1 warm-up; ${sourceState()}; batch after ×`,
+    subtitle: `${r.machine.split(',')[0]}, 1 thread each; ${r.options.runs} runs (key workloads ${keyRuns}) after 1 warm-up; ${sourceState()}; batch after ×`,
     unit: 'GFLOP/s (log scale)',
     series: series.map(key => ({name: r.labels.get(key) ?? key, color: colors[key]})),
     groups,
@@ -775,6 +790,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
     machine: r.machine,
     code: sourceState(),
     runs: r.options.runs,
+    keyRuns,
     notes: r.notes,
     simdFlag: r.simdRegistered ? {name: SIMD_FLAG, default: r.simdDefault} : null,
     implementations: Object.fromEntries(r.labels),
