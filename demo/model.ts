@@ -99,10 +99,12 @@ export function meanSquaredError(prediction: tf.Tensor, target: tf.Tensor): tf.S
 export class DemoTraining {
   readonly teacher = new DemoModel(1000);
   readonly student = new DemoModel(1);
-  private readonly optimizer = tf.train.adam(0.01);
+  private readonly optimizer: tf.Optimizer;
   private batches = 0;
 
-  constructor(readonly batchSize: number) {}
+  constructor(readonly batchSize: number, learningRate = 0.01) {
+    this.optimizer = tf.train.adam(learningRate);
+  }
 
   async step(): Promise<number> {
     const {x, y} = makeBatch(this.teacher, this.batchSize, 7 + this.batches++);
