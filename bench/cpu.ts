@@ -40,6 +40,7 @@ import * as readline from 'readline';
 import {computeGeometry, CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 
 import {sourceState} from './source_state';
+import {peakTensorBytes} from './tensor_memory';
 import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, summarize, Timing} from './report';
 import {describeProblem, findProblem, listWorkloadFiles, loadWorkloadFile, Problem, toOpArguments, workloadsDir} from './workloads';
 
@@ -189,7 +190,7 @@ interface Memory {
   /** WebAssembly memory growth during the call, and the total after it (null: not WebAssembly). */
   wasmGrowth: number | null;
   wasmTotal: number | null;
-  /** tfjs tensor bytes: the high-water mark during the call (tf.profile) above the bytes before it. */
+  /** tfjs tensor bytes (distinct data buffers): the high-water mark during the call above the bytes before it. */
   tfPeak: number | null;
 }
 
@@ -253,18 +254,16 @@ async function tfjsSession(
     async warmUp() {
       if (tf.getBackend() !== backend) await tf.setBackend(backend);
       before();
-      const startBytes = tf.memory().numBytes;
       let values: Float32Array = new Float32Array(0);
       const start = performance.now();
       const probe = await probeMemory(async () => {
-        const info = await tf.profile(() => {
+        const {result, peakBytes} = await peakTensorBytes(() => {
           const result = call();
           values = result.dataSync() as Float32Array;
           return result;
         });
-        const peak = info.peakBytes;
-        (info.result as tf.Tensor).dispose();
-        return peak;
+        result.dispose();
+        return peakBytes;
       }, select);
       const elapsed = performance.now() - start;
       return {
@@ -274,7 +273,7 @@ async function tfjsSession(
           peakRss: probe.peakRssBytes,
           wasmGrowth: probe.wasmGrowthBytes,
           wasmTotal: probe.wasmBytesAfter,
-          tfPeak: Math.max(0, probe.result - startBytes),
+          tfPeak: probe.result,
         },
       };
     },
@@ -737,7 +736,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
            `it includes scratch buffers, tensors and WebAssembly memory growth. wasm: growth during the call of the WebAssembly ` +
            `memory the implementation uses (SIMD: the cpu kernel's own module; composite: tfjs-backend-wasm's heap) → its size ` +
            `after the call (a WebAssembly memory never shrinks: a workload smaller than an earlier one shows no growth). ` +
-           `tf: tfjs tensor bytes' high-water mark during the call (tf.profile peakBytes) above the bytes before it — the ` +
+           `tf: the high-water mark of tfjs tensor bytes during the call, each data buffer counted once (tf.memory().numBytes ` +
+           `counts views such as reshapes again), above the bytes before it — the ` +
            `gradient itself plus, for the composite kernel, its chunked intermediates. diff: max |result − ${
                r.labels.get('typescript')}| / max |${r.labels.get('typescript')}|.\n`);
   const memHeader = ['workload', 'x + dy', 'gradient'];

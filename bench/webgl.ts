@@ -42,7 +42,7 @@ export interface WebglImplResult {
   warmUpMs: number;
   /** Shader programs compiled by the warm-up call, by program class. */
   programs: Record<string, number>;
-  /** tfjs tensor bytes' high-water mark during the warm-up call above the bytes before it. */
+  /** tfjs tensor bytes (distinct data buffers): high-water mark during the warm-up call above the bytes before it. */
   tfPeakBytes: number;
   /** Texture bytes in use: high-water mark during the warm-up call above those in use before it. */
   texturePeakBytes: number;
@@ -206,7 +206,8 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
            'encode programs, keyed by shape), so the kernels\' counts are their own, including any pack/unpack ' +
            'programs tfjs runs around them. "ours, then at another batch": our kernel\'s first call on the same ' +
            'workload with batch + 1 (new tensors, uploaded first). ' +
-           'tf peak: tfjs tensor bytes\' high-water mark during the call (tf.profile) above the bytes before it. ' +
+           'tf peak: the high-water mark of tfjs tensor bytes during the call, each data buffer counted once, above the ' +
+           'bytes before it. ' +
            'textures peak: texture bytes in use (allocated − pooled free), high-water mark during the call above before it ' +
            '(tracked at every texture acquisition). texture pool growth: new texture bytes allocated by the call.\n');
   out.push('![GFLOP/s per workload, ours and tfjs built-in on webgl](webgl.svg)');

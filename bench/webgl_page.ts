@@ -11,6 +11,7 @@ import '@tensorflow/tfjs-backend-webgl';
 import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs, convTransposeBackpropFilters, ConvTransposeBackpropFiltersAttrs} from '../kernels/index';
 
 import {summarize, Timing} from './report';
+import {peakTensorBytes} from './tensor_memory';
 import type {BuiltIn, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
 
 declare const __karma__: {config: {args: string[]}};
@@ -145,19 +146,19 @@ async function warmUp(f: () => tf.Tensor) {
   textureHighWater = inUseBefore;
   let values: Float32Array<ArrayBufferLike> = new Float32Array(0);
   const start = performance.now();
-  const info = await tf.profile(async () => {
+  const {result, peakBytes} = await peakTensorBytes(async () => {
     const result = f();
     values = (await result.data()) as Float32Array;
     return result;
   });
   const elapsed = performance.now() - start;
-  (info.result as tf.Tensor).dispose();
+  result.dispose();
   const after = memory();
   return {
     values,
     ms: elapsed,
     programs: programsSince(programsBefore),
-    tfPeakBytes: Math.max(0, info.peakBytes - before.numBytes),
+    tfPeakBytes: peakBytes,
     textureAllocatedGrowth: after.numBytesInGPUAllocated - before.numBytesInGPUAllocated,
     texturePeakBytes: Math.max(0, textureHighWater - inUseBefore),
   };
