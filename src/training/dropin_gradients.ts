@@ -180,7 +180,7 @@ function forwardGradientConfig(kernelName: string): GradConfig {
  * x → dy (x of shape `inputShape`). With upstream G shaped like x: d/ddy = the convolution of G
  * (tfjs's conv2d/conv3d, as tfjs's own gradient does), d/dfilter = ConvolutionBackpropFilters(G, dy).
  */
-function backpropInputGradientConfig(kernelName: 'Conv2DBackpropInput' | 'Conv3DBackpropInputV2'): GradConfig {
+export function backpropInputGradientConfig(kernelName: 'Conv2DBackpropInput' | 'Conv3DBackpropInputV2'): GradConfig {
   return {
     kernelName,
     inputsToSave: ['dy', 'filter'],
