@@ -271,7 +271,8 @@ function tfjsGlobalNamespace(): {_tfGlobals?: Map<string, unknown>} {
 }
 
 function gradientRegistry(): Map<string, GradConfig> {
-  // Registering a gradient is what creates nothing here: tfjs-core creates its registry on load.
+  // tfjs-core creates the registry when it loads (getGlobal('gradRegistry')) and exports no
+  // handle to it: every copy of tfjs-core reads it from the global namespace, and so does this.
   const registry = tfjsGlobalNamespace()._tfGlobals?.get('gradRegistry') as Map<string, GradConfig> | undefined;
   if (registry === undefined) throw new Error('tfjs-conv-backprop-filters/gradients: tfjs-core\'s gradient registry was not found');
   return registry;
