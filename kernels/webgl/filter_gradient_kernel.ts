@@ -8,15 +8,20 @@ import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './fi
 import {planReduction} from './reduction_plan';
 
 /**
- * An unpacked 2-D view [elements / last axis, last axis] of a tensor: the shape tfjs gives an
- * unpacked texture whenever it fits, which lets the shader read it without integer division
- * (tfjs falls back to flat indexing by itself when the texture had to be reshaped). Packed
- * tensors are unpacked first (returned as `temporary`, for the caller to dispose).
+ * The 2-D view [elements / last axis, last axis] of a tensor. Unpacked, it is the shape tfjs
+ * gives an unpacked texture whenever that fits, which lets the shader read it without integer
+ * division (tfjs falls back to flat indexing by itself when the texture had to be reshaped);
+ * packed tensors are then unpacked first (returned as `temporary`, for the caller to dispose).
+ * Packed ('packedTiles'), the view is handed over as it is: runWebGLProgram packs an unpacked
+ * tensor, or re-packs one whose packed layout differs from the view's, by itself.
  */
-function matrixView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
+function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boolean):
+    {view: TensorInfo; temporary?: TensorInfo} {
   const columns = tensor.shape[tensor.shape.length - 1];
   const shape = [tensor.shape.reduce((a, b) => a * b, 1) / columns, columns];
-  if (!backend.texData.get(tensor.dataId).isPacked) return {view: {dataId: tensor.dataId, shape, dtype: tensor.dtype}};
+  if (packed || !backend.texData.get(tensor.dataId).isPacked) {
+    return {view: {dataId: tensor.dataId, shape, dtype: tensor.dtype}};
+  }
   const unpacked = backend.unpackTensor(tensor);
   return {view: {dataId: unpacked.dataId, shape, dtype: tensor.dtype}, temporary: unpacked};
 }
@@ -37,8 +42,9 @@ function filterGradientKernel(op: OpName): KernelFunc {
     }
     const webgl2 = env().getNumber('WEBGL_VERSION') === 2;
     const plan = planReduction(geometry);
-    const src = matrixView(webgl, inputs[geometry.src.name]!);
-    const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!);
+    const packed = plan.mode === 'packedTiles';
+    const src = matrixView(webgl, inputs[geometry.src.name]!, packed);
+    const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, packed);
     const temporaries = [src.temporary, diffDst.temporary];
     try {
       const partialProgram = new FilterGradientProgram(geometry, plan, webgl2);

@@ -69,6 +69,10 @@ function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
  * tensorUniforms), read through strides, so every data and filter layout runs the same code.
  *
  * A fragment sums (plan.mode):
+ *   - 'packedTiles' (channels-last data, both groups' channel counts ≥ 2, groups starting at
+ *     even channels): a 2×2 tile of (src channel, diffDst channel) like 'channelTiles', but
+ *     read from packed 2-D views [positions, channels], where a texel holds two channels of
+ *     two neighbouring positions: 3 reads per 8 multiply-adds, two positions a step;
  *   - 'channelTiles' (both groups' channel counts ≥ 2): a 2×2 tile of (src channel, diffDst
  *     channel), one packed texel of the output [splits·groups·K, SC, DC]: 4 reads per 4
  *     multiply-adds instead of 8, each value read serving twice;
@@ -94,6 +98,7 @@ export class FilterGradientProgram implements GPGPUProgram {
   readonly outputShape: number[];
   readonly userCode: string;
   readonly packedOutput: boolean;
+  readonly packedInputs: boolean;
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
@@ -123,7 +128,8 @@ export class FilterGradientProgram implements GPGPUProgram {
     this.customUniforms = declare(uniforms);
     this.uniformValues = uniforms.map(([, , values]) => values);
     this.packedOutput = mode !== 'single';
-    this.outputShape = mode === 'channelTiles' ?
+    this.packedInputs = mode === 'packedTiles';
+    this.outputShape = mode === 'channelTiles' || mode === 'packedTiles' ?
         [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
         mode === 'kernelTaps' ? [plan.splits * pairs * quadsPerPair, 2, 2] : [geometry.filterSize, plan.splits];
 
@@ -145,6 +151,21 @@ export class FilterGradientProgram implements GPGPUProgram {
         int srcNext = coords.y + 1 < sizes.x ? 1 : 0;
         int diffDstChannel = group * sizes.y + coords.z;
         int diffDstNext = coords.z + 1 < sizes.y ? 1 : 0;`,
+      packedTiles: `
+        ivec3 coords = getOutputCoords();
+        int groupKernels = ${geometry.groups * kernelVolume};
+        int split = coords.x / groupKernels;
+        int kernelIndex = coords.x - split * groupKernels;
+        int group = kernelIndex / ${kernelVolume};
+        kernelIndex -= group * ${kernelVolume};
+        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
+        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
+        k.y = kernelIndex / kernelSize.z;
+        k.z = kernelIndex - k.y * kernelSize.z;
+        // Even channels: one texel holds the tile's two channels of two positions. A ragged
+        // last tile reads the texel's zero padding into lanes tfjs drops.
+        int srcChannelAll = group * sizes.x + coords.y;
+        int diffDstChannel = group * sizes.y + coords.z;`,
       kernelTaps: `
         ivec3 coords = getOutputCoords();
         int split = coords.x / ${pairs * quadsPerPair};
@@ -174,6 +195,9 @@ export class FilterGradientProgram implements GPGPUProgram {
       channelTiles: `
           int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
           int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};`,
+      packedTiles: `
+          int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
+          int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};`,
       single: `
           int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
           int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};`,
@@ -186,6 +210,7 @@ export class FilterGradientProgram implements GPGPUProgram {
     }[mode];
     const shiftTaps = plan.tapShift;
     const accumulate = {
+      packedTiles: '',
       channelTiles: `
             float x0 = getSrc(srcRow, srcCol);
             float x1 = getSrc(srcRow + srcNextRow, srcCol + srcNextCol);
@@ -263,10 +288,10 @@ ${mode === 'kernelTaps' ? `
           ivec3 tap = p * stride + shift;${rowSetup}
           int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
           int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
-          ${innerLoop}${accumulate}
+          ${mode === 'packedTiles' ? packedRowSweep(webgl2, plan.rowLength) : `${innerLoop}${accumulate}
             diffDstRow += diffDstRowStep;
             diffDstCol += diffDstColStep;
-          }
+          }`}
         }
         setOutput(sum);
       }
@@ -277,6 +302,37 @@ ${mode === 'kernelTaps' ? `
   uniforms(): number[][] {
     return this.uniformValues;
   }
+}
+
+/**
+ * The positions of one row for 'packedTiles': the inputs are packed 2-D views [positions,
+ * channels] (NXC), so one texel holds two channels of two neighbouring positions. Each step
+ * reads the diffDst texel of two positions and the src texels of their two window taps (one
+ * texel when the taps are neighbours of the same texel row pair would do, but a branch costs
+ * more than the read), and adds 8 products. Texel rows outside this row of positions are
+ * zeroed on both sides: they add nothing, not 0 · y (NaN when y is ±Infinity or NaN).
+ */
+function packedRowSweep(webgl2: boolean, rowLength: number): string {
+  const loop = webgl2 ? `for (; texelRow < rowEnd; texelRow += 2) {` :
+                        `for (int j = 0; j < ${Math.ceil(rowLength / 2) + 1}; j++) {
+            if (texelRow >= rowEnd) break;`;
+  return `int rowEnd = diffDstRow + (end.z - first.z) * diffDstRowStep;
+          int texelRow = diffDstRow - imod(diffDstRow, 2);
+          ${loop}
+            vec4 y = getDiffDst(texelRow, diffDstCol);
+            int rowA = srcRow + (texelRow - diffDstRow) * srcRowStep;
+            int rowB = rowA + srcRowStep;
+            vec4 a = getSrc(rowA, srcCol);
+            vec4 b = getSrc(rowB, srcCol);
+            bool inA = texelRow >= diffDstRow;
+            bool inB = texelRow + 1 < rowEnd;
+            vec2 xa = inA ? (imod(rowA, 2) == 1 ? a.zw : a.xy) : vec2(0.0);
+            vec2 xb = inB ? (imod(rowB, 2) == 1 ? b.zw : b.xy) : vec2(0.0);
+            vec2 ya = inA ? y.xy : vec2(0.0);
+            vec2 yb = inB ? y.zw : vec2(0.0);
+            sum += xa.xxyy * ya.xyxy + xb.xxyy * yb.xyxy;${webgl2 ? '' : `
+            texelRow += 2;`}
+          }`;
 }
 
 /** (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`. */
@@ -335,9 +391,10 @@ export class ArrangeTilesProgram implements GPGPUProgram {
     const tapQuads = Math.ceil(w.kernelSize / 4);
     const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
     // Texels per split, and where filter element (channels, k) sits in split 0.
-    const perSplit = plan.mode === 'channelTiles' ? geometry.groups * kernelVolume :
+    const channelTiles = plan.mode === 'channelTiles' || plan.mode === 'packedTiles';
+    const perSplit = channelTiles ? geometry.groups * kernelVolume :
                                                     geometry.groups * srcPerGroup * diffDstPerGroup * quadsPerPair;
-    const locate = plan.mode === 'channelTiles' ? `
+    const locate = channelTiles ? `
         int group = diffDstChannel / ${diffDstPerGroup};
         int tile = group * ${kernelVolume} + (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
         int row = srcChannel;

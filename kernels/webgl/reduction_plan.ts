@@ -17,7 +17,7 @@ export interface ReductionPlan {
    * channel) when each group has at least two of both; else 4 neighbouring taps of the
    * innermost kernel axis when it has at least two; else one filter element.
    */
-  readonly mode: 'channelTiles' | 'kernelTaps' | 'single';
+  readonly mode: 'packedTiles' | 'channelTiles' | 'kernelTaps' | 'single';
   /**
    * 'kernelTaps': how many taps the window moves from one position to the next (stride ÷
    * dilation along the innermost axis when that divides, else 4: all taps read anew).
@@ -40,14 +40,27 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const innermost = geometry.axes[geometry.axes.length - 1];
-  const mode = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2 ? 'channelTiles' :
+  const denseTiles = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2;
+  const mode = denseTiles && packedTexelsAlign(geometry)                                    ? 'packedTiles' :
+      denseTiles                                                                        ? 'channelTiles' :
       innermost.kernelSize >= 2                                                         ? 'kernelTaps' :
                                                                                           'single';
   const tapShift = innermost.stride % innermost.dilation === 0 ? Math.min(4, innermost.stride / innermost.dilation) : 4;
-  const outputsPerFragment = mode === 'channelTiles' ? 4 : mode === 'kernelTaps' ? Math.min(4, innermost.kernelSize) : 1;
+  const outputsPerFragment = mode === 'channelTiles' || mode === 'packedTiles' ? 4 : mode === 'kernelTaps' ? Math.min(4, innermost.kernelSize) : 1;
   const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
   const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {mode, tapShift, rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
+}
+
+/**
+ * Whether 'packedTiles' can read this problem: channels-last data (packed 2-D views put two
+ * channels of two positions in a texel) and every group's first channel even on both sides,
+ * so a tile's two channels share a texel.
+ */
+function packedTexelsAlign(geometry: FilterGradientGeometry): boolean {
+  const evenStarts = (channelsPerGroup: number) => geometry.groups === 1 || channelsPerGroup % 2 === 0;
+  return geometry.dataFormat === 'NXC' && evenStarts(geometry.src.channelsPerGroup) &&
+      evenStarts(geometry.diffDst.channelsPerGroup);
 }
