@@ -106,15 +106,31 @@ const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 export function barChartSvg(chart: BarChart): string {
   const positive = chart.groups.flatMap(g => g.values).filter(v => Number.isFinite(v) && v > 0);
   const lo = Math.floor(Math.log10(Math.min(...positive, 1)));
-  const hi = Math.ceil(Math.log10(Math.max(...positive, 1)) + 0.15);
+  // The axis ends a little past the largest value (room for its label), not at the next decade.
+  const hi = Math.log10(Math.max(...positive, 1)) + 0.12;
   const labelWidth = 14 + 6.6 * Math.max(...chart.groups.map(g => g.label.length), 10);
   const plotWidth = 640;
   const left = labelWidth;
   const barHeight = 11;
   const barGap = 2;
   const groupGap = 12;
-  const top = chart.subtitle ? 62 : 46;
-  const legendHeight = 18 * Math.ceil(chart.series.length / 3) + 8;
+  // The subtitle wraps at about the plot's width (6 px a character).
+  const subtitleLines = wrap(chart.subtitle ?? '', Math.floor((plotWidth + 60) / 6));
+  const top = 46 + 16 * subtitleLines.length;
+  // Legend entries laid out left to right, wrapping within the plot's width.
+  const legend: Array<{series: ChartSeries; dx: number; row: number}> = [];
+  let legendX = 0;
+  let legendRow = 0;
+  for (const series of chart.series) {
+    const entryWidth = 17 + 6.2 * series.name.length + 24;
+    if (legendX > 0 && legendX + entryWidth > plotWidth + 60) {
+      legendRow++;
+      legendX = 0;
+    }
+    legend.push({series, dx: legendX, row: legendRow});
+    legendX += entryWidth;
+  }
+  const legendHeight = 18 * (legendRow + 1) + 8;
   const present = (v: number) => Number.isFinite(v) && v > 0;
   const slots = (g: ChartGroup) => chart.series.filter((_, s) => chart.missing !== undefined || present(g.values[s])).length;
   const groupTops: number[] = [];
@@ -132,15 +148,15 @@ export function barChartSvg(chart: BarChart): string {
       width.toFixed(0)} ${height.toFixed(0)}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
   out.push(`<text x="${left}" y="20" font-size="14" font-weight="bold">${escapeXml(chart.title)}</text>`);
-  if (chart.subtitle) out.push(`<text x="${left}" y="38" fill="#555">${escapeXml(chart.subtitle)}</text>`);
+  subtitleLines.forEach((line, i) => out.push(`<text x="${left}" y="${38 + 16 * i}" fill="#555">${escapeXml(line)}</text>`));
   // Decade grid lines with labels, and 2/5 minor lines.
-  for (let e = lo; e <= hi; e++) {
+  for (let e = lo; e <= Math.floor(hi); e++) {
     const gx = x(10 ** e);
     out.push(`<line x1="${gx.toFixed(1)}" y1="${top - 4}" x2="${gx.toFixed(1)}" y2="${top + plotHeight}" stroke="#bbb"/>`);
     const label = e >= 0 ? `${10 ** e}` : `${(10 ** e).toFixed(-e)}`;
     out.push(`<text x="${gx.toFixed(1)}" y="${top + plotHeight + 14}" text-anchor="middle" fill="#333">${label}</text>`);
-    if (e < hi) {
-      for (const m of [2, 5]) {
+    for (const m of [2, 5]) {
+      if (Math.log10(m * 10 ** e) <= hi) {
         const mx = x(m * 10 ** e);
         out.push(`<line x1="${mx.toFixed(1)}" y1="${top - 4}" x2="${mx.toFixed(1)}" y2="${top + plotHeight}" stroke="#eee"/>`);
       }
@@ -168,16 +184,31 @@ export function barChartSvg(chart: BarChart): string {
       out.push(`<text x="${(left + w + 3).toFixed(1)}" y="${by + barHeight - 2}" font-size="9" fill="#333">${rate(value)}</text>`);
     });
   });
-  // Legend, three entries a line.
   const ly = top + plotHeight + 44;
-  chart.series.forEach((series, s) => {
-    const lx = left + (s % 3) * 230;
-    const y = ly + Math.floor(s / 3) * 18;
+  legend.forEach(({series, dx, row}) => {
+    const lx = left + dx;
+    const y = ly + row * 18;
     out.push(`<rect x="${lx}" y="${y}" width="12" height="12" fill="${series.color}"/>`);
     out.push(`<text x="${lx + 17}" y="${y + 10}">${escapeXml(series.name)}</text>`);
   });
   out.push('</svg>');
   return out.join('\n') + '\n';
+}
+
+/** Splits text at spaces into lines of at most `width` characters (a longer word stays whole). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ').filter(w => w !== '')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
 }
 
 /** Colours of the implementations, the same in every chart. */
