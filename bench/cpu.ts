@@ -496,6 +496,7 @@ async function runWorkload(problem: Problem, batch: number, seed: number, impls:
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   const wallStart = performance.now();
+  sourceState();  // the code as the run starts (cached)
   await tf.setBackend('cpu');
   await tf.ready();
   const tensorsAtStart = tf.memory().numTensors;

@@ -234,6 +234,7 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   const start = performance.now();
+  sourceState();  // the code as the run starts (cached)
   const workloads: WebglWorkload[] = PICKS.map(pick => {
     const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
     return {
