@@ -208,7 +208,6 @@ export class FilterGradientProgram implements GPGPUProgram {
           int w = first.z * stride.z + shift.z;
           ${[0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`).join('\n          ')}`,
     }[mode];
-    const shiftTaps = plan.tapShift;
     const accumulate = {
       packedTiles: '',
       channelTiles: `
@@ -223,14 +222,7 @@ export class FilterGradientProgram implements GPGPUProgram {
             sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);
             srcRow += srcRowStep;
             srcCol += srcColStep;`,
-      kernelTaps: `
-            float y = getDiffDst(diffDstRow, diffDstCol);
-            // A tap in the padding adds nothing, not 0 · y (NaN when y is ±Infinity or NaN).
-            sum += vec4(${[0, 1, 2, 3].map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')});
-            w += stride.z;
-            ${[0, 1, 2, 3].map(t => t + shiftTaps < 4 ? `x${t} = x${t + shiftTaps};` :
-                                                         `x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`)
-                .join('\n            ')}`,
+      kernelTaps: '',
     }[mode];
     const rowsPerSplit = webgl2 ? 'sizes.z' : String(plan.rowsPerSplit);
     const innerLoop = webgl2 ?
@@ -253,9 +245,13 @@ ${mode === 'kernelTaps' ? `
       bool tapInside(int w) {
         return w >= 0 && w < srcSize.z;
       }
-      // src at innermost position w of the row starting at (row, col); 0 in the padding.
+      // src at innermost position w of the row starting at (row, col), which must be inside src.
+      float srcInside(int row, int col, int w) {
+        return getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]);
+      }
+      // The same anywhere: 0 in the padding.
       float srcAt(int row, int col, int w) {
-        return tapInside(w) ? getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]) : 0.0;
+        return tapInside(w) ? srcInside(row, col, w) : 0.0;
       }` : ''}
 
       void main() {${work}
@@ -288,7 +284,9 @@ ${mode === 'kernelTaps' ? `
           ivec3 tap = p * stride + shift;${rowSetup}
           int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
           int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
-          ${mode === 'packedTiles' ? packedRowSweep(webgl2, plan.rowLength) : `${innerLoop}${accumulate}
+          ${mode === 'packedTiles' ? packedRowSweep(webgl2, plan.rowLength) :
+            mode === 'kernelTaps'  ? kernelTapSweep(webgl2, plan.rowLength, plan.tapShift) :
+                                     `${innerLoop}${accumulate}
             diffDstRow += diffDstRowStep;
             diffDstCol += diffDstColStep;
           }`}
@@ -309,30 +307,78 @@ ${mode === 'kernelTaps' ? `
  * channels] (NXC), so one texel holds two channels of two neighbouring positions. Each step
  * reads the diffDst texel of two positions and the src texels of their two window taps (one
  * texel when the taps are neighbours of the same texel row pair would do, but a branch costs
- * more than the read), and adds 8 products. Texel rows outside this row of positions are
- * zeroed on both sides: they add nothing, not 0 · y (NaN when y is ±Infinity or NaN).
+ * more than the read), and adds 8 products. The half of a src texel to use alternates with
+ * the parity of its view row, which stays the same along the row (the taps move 2·stride rows
+ * a step), so it is found once. A texel half outside this row of positions — at most the
+ * first position of the first texel and the second of the last — is left out by peeling those
+ * steps, not by zeroing (0 · y is NaN when y is ±Infinity or NaN), so the loop has no tests.
  */
 function packedRowSweep(webgl2: boolean, rowLength: number): string {
-  const loop = webgl2 ? `for (; texelRow < rowEnd; texelRow += 2) {` :
+  const loop = webgl2 ? `for (; texelRow + 1 < rowEnd; texelRow += 2) {` :
                         `for (int j = 0; j < ${Math.ceil(rowLength / 2) + 1}; j++) {
-            if (texelRow >= rowEnd) break;`;
+            if (texelRow + 1 >= rowEnd) break;`;
   return `int rowEnd = diffDstRow + (end.z - first.z) * diffDstRowStep;
           int texelRow = diffDstRow - imod(diffDstRow, 2);
+          int rowA = srcRow + (texelRow - diffDstRow) * srcRowStep;
+          bool oddA = imod(rowA, 2) != 0;
+          bool oddB = imod(rowA + srcRowStep, 2) != 0;
+          if (texelRow < diffDstRow) {  // the row starts at the texel's second position
+            if (diffDstRow < rowEnd) {
+              vec4 b = getSrc(rowA + srcRowStep, srcCol);
+              sum += (oddB ? b.zzww : b.xxyy) * getDiffDst(texelRow, diffDstCol).zwzw;
+            }
+            texelRow += 2;
+            rowA += 2 * srcRowStep;
+          }
           ${loop}
             vec4 y = getDiffDst(texelRow, diffDstCol);
-            int rowA = srcRow + (texelRow - diffDstRow) * srcRowStep;
-            int rowB = rowA + srcRowStep;
             vec4 a = getSrc(rowA, srcCol);
-            vec4 b = getSrc(rowB, srcCol);
-            bool inA = texelRow >= diffDstRow;
-            bool inB = texelRow + 1 < rowEnd;
-            vec2 xa = inA ? (imod(rowA, 2) == 1 ? a.zw : a.xy) : vec2(0.0);
-            vec2 xb = inB ? (imod(rowB, 2) == 1 ? b.zw : b.xy) : vec2(0.0);
-            vec2 ya = inA ? y.xy : vec2(0.0);
-            vec2 yb = inB ? y.zw : vec2(0.0);
-            sum += xa.xxyy * ya.xyxy + xb.xxyy * yb.xyxy;${webgl2 ? '' : `
+            vec4 b = getSrc(rowA + srcRowStep, srcCol);
+            sum += (oddA ? a.zzww : a.xxyy) * y.xyxy + (oddB ? b.zzww : b.xxyy) * y.zwzw;
+            rowA += 2 * srcRowStep;${webgl2 ? '' : `
             texelRow += 2;`}
+          }
+          if (texelRow < rowEnd) {  // the row ends at the texel's first position
+            vec4 a = getSrc(rowA, srcCol);
+            sum += (oddA ? a.zzww : a.xxyy) * getDiffDst(texelRow, diffDstCol).xyxy;
           }`;
+}
+
+/**
+ * The positions of one row for 'kernelTaps': 4 taps along the innermost axis, whose window of
+ * src values moves `tapShift` taps a position, so only that many are read anew. The row runs
+ * in three loops: where some tap is in the padding (start and end of the row) a tap there
+ * adds nothing, not 0 · y (NaN when y is ±Infinity or NaN), so each product is tested; in
+ * between, where every real tap is inside src, none is (a 4th tap past the kernel's end may
+ * read anything there: its lane is never stored).
+ */
+function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): string {
+  const taps = [0, 1, 2, 3];
+  const step = (tested: boolean) => `
+            float y = getDiffDst(diffDstRow, diffDstCol);
+            sum += ${tested ? `vec4(${taps.map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')})` :
+                              'y * vec4(x0, x1, x2, x3)'};
+            w += stride.z;
+            ${taps.map(t => t + tapShift < 4 ? `x${t} = x${t + tapShift};` : `x${t} = ${tested ? 'srcAt' : 'srcInside'}(srcRow, srcCol, w + ${t} * dilation.z);`)
+                .join('\n            ')}
+            diffDstRow += diffDstRowStep;
+            diffDstCol += diffDstColStep;`;
+  const loop = (until: string, tested: boolean) => webgl2 ? `
+          for (; pw < ${until}; pw++) {${step(tested)}
+          }` : `
+          for (int j = 0; j < ${rowLength}; j++) {
+            if (pw >= ${until}) break;${step(tested)}
+            pw++;
+          }`;
+  return `int pw = first.z;
+          // Positions whose taps are all inside src: [allInsideFirst, allInsideEnd) within [first.z, end.z).
+          int allInsideFirst = firstInside(shift.z, stride.z);
+          allInsideFirst = allInsideFirst > first.z ? allInsideFirst : first.z;
+          allInsideFirst = allInsideFirst < end.z ? allInsideFirst : end.z;
+          int allInsideEnd = endInside(lastTapShift, stride.z, srcSize.z, diffDstSize.z);
+          allInsideEnd = allInsideEnd < end.z ? allInsideEnd : end.z;
+          allInsideEnd = allInsideEnd > allInsideFirst ? allInsideEnd : allInsideFirst;${
+      loop('allInsideFirst', true)}${loop('allInsideEnd', false)}${loop('end.z', true)}`;
 }
 
 /** (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`. */
