@@ -94,32 +94,29 @@ export function accumulateSample(
   }
 }
 
-/** All (vector tile × broadcast tile) pairs of one group over one block: 8×4 tiles, 4-wide and single-scalar edges. */
+/**
+ * All (vector tile × broadcast tile) pairs of one group over one block: 8×4 tiles, with
+ * 4-wide (vectorChannels is a multiple of 4, not always of 8) and single-scalar edges.
+ */
 function sweepDense(
     v: usize, vStepW: usize, vStepH: usize, b: usize, bStepW: usize, bStepH: usize, rows: i32, columns: i32,
     vectorChannels: i32, broadcastChannels: i32, acc: usize): void {
   const accRow = <usize>(vectorChannels * F64);
-  let vt = 0;
-  for (; vt + 8 <= vectorChannels; vt += 8) {
+  for (let vt = 0; vt < vectorChannels; vt += 8) {
+    const wide = vt + 8 <= vectorChannels;
+    const vAt = v + <usize>(vt * F32);
     let bt = 0;
     for (; bt + 4 <= broadcastChannels; bt += 4) {
-      tile8x4(v + <usize>(vt * F32), vStepW, vStepH, b + <usize>(bt * F32), bStepW, bStepH, rows, columns,
-              acc + <usize>(bt * vectorChannels + vt) * F64, accRow);
+      const bAt = b + <usize>(bt * F32);
+      const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
+      if (wide) tile8x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
+      else tile4x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
     }
     for (; bt < broadcastChannels; bt++) {
-      tile8x1(v + <usize>(vt * F32), vStepW, vStepH, b + <usize>(bt * F32), bStepW, bStepH, rows, columns,
-              acc + <usize>(bt * vectorChannels + vt) * F64);
-    }
-  }
-  if (vt < vectorChannels) {  // vectorChannels is a multiple of 4: one 4-wide column left
-    let bt = 0;
-    for (; bt + 4 <= broadcastChannels; bt += 4) {
-      tile4x4(v + <usize>(vt * F32), vStepW, vStepH, b + <usize>(bt * F32), bStepW, bStepH, rows, columns,
-              acc + <usize>(bt * vectorChannels + vt) * F64, accRow);
-    }
-    for (; bt < broadcastChannels; bt++) {
-      tile4x1(v + <usize>(vt * F32), vStepW, vStepH, b + <usize>(bt * F32), bStepW, bStepH, rows, columns,
-              acc + <usize>(bt * vectorChannels + vt) * F64);
+      const bAt = b + <usize>(bt * F32);
+      const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
+      if (wide) tile8x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
+      else tile4x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
     }
   }
 }
