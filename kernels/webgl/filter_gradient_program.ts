@@ -133,39 +133,30 @@ export class FilterGradientProgram implements GPGPUProgram {
         [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
         mode === 'kernelTaps' ? [plan.splits * pairs * quadsPerPair, 2, 2] : [geometry.filterSize, plan.splits];
 
-    // Which outputs this fragment sums, and over which split.
+    // Which outputs this fragment sums, and over which split. A tile: (split, group, kernel
+    // offset) along the output's first axis, the tile's first src and diffDst channels along
+    // the other two.
+    const tileCoords = `
+        ivec3 coords = getOutputCoords();
+        int groupKernels = ${geometry.groups * kernelVolume};
+        int split = coords.x / groupKernels;
+        int kernelIndex = coords.x - split * groupKernels;
+        int group = kernelIndex / ${kernelVolume};
+        kernelIndex -= group * ${kernelVolume};
+        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
+        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
+        k.y = kernelIndex / kernelSize.z;
+        k.z = kernelIndex - k.y * kernelSize.z;
+        int srcChannelAll = group * sizes.x + coords.y;
+        int diffDstChannel = group * sizes.y + coords.z;`;
     const work = {
-      channelTiles: `
-        ivec3 coords = getOutputCoords();
-        int groupKernels = ${geometry.groups * kernelVolume};
-        int split = coords.x / groupKernels;
-        int kernelIndex = coords.x - split * groupKernels;
-        int group = kernelIndex / ${kernelVolume};
-        kernelIndex -= group * ${kernelVolume};
-        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
-        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
-        k.y = kernelIndex / kernelSize.z;
-        k.z = kernelIndex - k.y * kernelSize.z;
+      channelTiles: `${tileCoords}
         // A ragged last tile repeats the last channel; tfjs drops what falls outside the shape.
-        int srcChannelAll = group * sizes.x + coords.y;
         int srcNext = coords.y + 1 < sizes.x ? 1 : 0;
-        int diffDstChannel = group * sizes.y + coords.z;
         int diffDstNext = coords.z + 1 < sizes.y ? 1 : 0;`,
-      packedTiles: `
-        ivec3 coords = getOutputCoords();
-        int groupKernels = ${geometry.groups * kernelVolume};
-        int split = coords.x / groupKernels;
-        int kernelIndex = coords.x - split * groupKernels;
-        int group = kernelIndex / ${kernelVolume};
-        kernelIndex -= group * ${kernelVolume};
-        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
-        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
-        k.y = kernelIndex / kernelSize.z;
-        k.z = kernelIndex - k.y * kernelSize.z;
-        // Even channels: one texel holds the tile's two channels of two positions. A ragged
-        // last tile reads the texel's zero padding into lanes tfjs drops.
-        int srcChannelAll = group * sizes.x + coords.y;
-        int diffDstChannel = group * sizes.y + coords.z;`,
+      // Even channels: one texel holds the tile's two channels of two positions. A ragged last
+      // tile reads the texel's zero padding into lanes tfjs drops.
+      packedTiles: tileCoords,
       kernelTaps: `
         ivec3 coords = getOutputCoords();
         int split = coords.x / ${pairs * quadsPerPair};
