@@ -12,18 +12,55 @@ import {planReduction} from './reduction_plan';
  * gives an unpacked texture whenever that fits, which lets the shader read it without integer
  * division (tfjs falls back to flat indexing by itself when the texture had to be reshaped);
  * packed tensors are then unpacked first (returned as `temporary`, for the caller to dispose).
- * Packed ('packedTiles'), the view is handed over as it is: runWebGLProgram packs an unpacked
- * tensor, or re-packs one whose packed layout differs from the view's, by itself.
+ * Packed ('packedTiles'), an unpacked texture is packed for the view here (a temporary, as
+ * tfjs would make inside runWebGLProgram), so its texture's shape is known before the program
+ * is made (see directlyReadable); a tensor not on the GPU yet, or packed already, is handed
+ * over as it is (runWebGLProgram re-packs one whose packed layout differs from the view's).
  */
 function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boolean):
     {view: TensorInfo; temporary?: TensorInfo} {
   const columns = tensor.shape[tensor.shape.length - 1];
   const shape = [tensor.shape.reduce((a, b) => a * b, 1) / columns, columns];
-  if (packed || !backend.texData.get(tensor.dataId).isPacked) {
-    return {view: {dataId: tensor.dataId, shape, dtype: tensor.dtype}};
+  const data = backend.texData.get(tensor.dataId);
+  const view = {dataId: tensor.dataId, shape, dtype: tensor.dtype};
+  if (packed && data.texture != null && !data.isPacked) {
+    const packedView = backend.packTensor(view);
+    return {view: packedView, temporary: packedView};
   }
+  if (packed || !data.isPacked) return {view};
   const unpacked = backend.unpackTensor(tensor);
   return {view: {dataId: unpacked.dataId, shape, dtype: tensor.dtype}, temporary: unpacked};
+}
+
+/**
+ * Whether the texture behind a 2-D view [rows, columns] holds it row-major, so the shader can
+ * read it without tfjs's samplers (see readFunctions in filter_gradient_program.ts): texel
+ * (row, col) — for packed textures the texel of 2 × 2 holding it, at (row/2, col/2) — and tfjs
+ * will hand the texture to the program as it is. Unpacked views are uploaded here if they are
+ * not on the GPU yet (which also keeps tfjs from passing a tiny tensor as a uniform array),
+ * packed ones packed for the view; a packed texture made for another shape must have the same
+ * columns and an even number of rows per block, else tfjs re-packs it inside runWebGLProgram
+ * and the program keeps tfjs's samplers. A texture folded because a side exceeds WEBGL_MAX_TEXTURE_SIZE fails the check.
+ */
+function directlyReadable(backend: MathBackendWebGL, view: TensorInfo, packed: boolean): boolean {
+  const [rows, columns] = view.shape;
+  const data = backend.texData.get(view.dataId);
+  if (!packed) {
+    if (data.isPacked) return false;
+    if (data.texture == null) backend.uploadToGPU(view.dataId);
+    return data.texShape?.[0] === rows && data.texShape?.[1] === columns;
+  }
+  if (data.texture == null) {  // upload it packed for the view, as runWebGLProgram would for a packed program
+    data.isPacked = true;
+    data.shape = view.shape;
+    backend.uploadToGPU(view.dataId);
+  }
+  const blockShape = data.shape.slice(-2);
+  const samePacking = data.shape.length === 2 ?
+      data.shape[0] === rows && data.shape[1] === columns :
+      blockShape[1] === columns && blockShape[0] % 2 === 0;
+  return data.isPacked === true && data.texture != null && samePacking && data.texShape?.[0] === rows + rows % 2 &&
+      data.texShape?.[1] === columns + columns % 2;
 }
 
 /**
@@ -47,7 +84,8 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, packed);
     const temporaries = [src.temporary, diffDst.temporary];
     try {
-      const partialProgram = new FilterGradientProgram(geometry, plan, webgl2);
+      const directReads = webgl2 && directlyReadable(webgl, src.view, packed) && directlyReadable(webgl, diffDst.view, packed);
+      const partialProgram = new FilterGradientProgram(geometry, plan, webgl2, directReads);
       const partial =
           webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());
       let result = partial;

@@ -3,7 +3,7 @@ import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 import type {ReductionPlan} from './reduction_plan';
 
-type UniformType = 'int' | 'ivec3' | 'ivec4';
+type UniformType = 'int' | 'ivec2' | 'ivec3' | 'ivec4';
 
 /** Where a filter axis goes in the canonical indices; spatial axes as components of ivec3 k. */
 type FilterRole = 'diffDstChannel' | 'srcChannel' | 'k.x' | 'k.y' | 'k.z';
@@ -83,15 +83,18 @@ function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
  *     next: only m of the 4 are read anew (one read for stride 1);
  *   - 'single': one filter element, output [filterSize, splits] in the requested layout.
  *
- * Cache key (tfjs keys compiled programs on this text plus the input and output shapes):
+ * Cache key (tfjs keys a compiled program on this text, plus the input and output shapes
+ * unless the program runs with shape uniforms):
  *   - the text bakes in the mode, the number of channel pairs or group × kernel offsets per
- *     split, for 'single' the order of the filter axes, for 'kernelTaps' the shift m, and on
- *     WebGL 1, whose loops need constant bounds, rowsPerSplit and the row length; sizes,
- *     strides, pads, dilations, channel counts and the split are uniforms;
- *   - but the shapes are in the key too: shape uniforms (enableShapeUniforms) would make one
- *     program serve every shape, at the price of a float division by a uniform on every
- *     texture read, which made the kernel 3× slower on SwiftShader. A new tensor shape (batch
- *     size included) compiles a new program; repeated calls on one shape compile nothing.
+ *     split, for 'single' the order of the filter axes, for 'kernelTaps' the shift m, whether
+ *     the inputs are read directly, and on WebGL 1, whose loops need constant bounds,
+ *     rowsPerSplit and the row length; sizes, strides, pads, dilations, channel counts and the
+ *     split are uniforms;
+ *   - with direct reads (WebGL 2, textures holding their views row-major: the usual case, see
+ *     readFunctions) the program runs with shape uniforms, so the key holds no shapes and one
+ *     program serves every batch size; otherwise it reads through tfjs's samplers with the
+ *     shapes baked in (their shape-uniform versions divide by a uniform on every read, 1.2–2×
+ *     slower on SwiftShader), and a new tensor shape compiles a new program.
  */
 export class FilterGradientProgram implements GPGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -99,10 +102,12 @@ export class FilterGradientProgram implements GPGPUProgram {
   readonly userCode: string;
   readonly packedOutput: boolean;
   readonly packedInputs: boolean;
+  readonly enableShapeUniforms: boolean;
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
-  constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
+  /** `directReads`: WebGL 2, and both inputs' textures hold their 2-D views row-major (see readFunctions). */
+  constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean, directReads = false) {
     const {mode} = plan;
     const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
@@ -125,10 +130,11 @@ export class FilterGradientProgram implements GPGPUProgram {
       ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
       ['sizes', 'ivec4', [srcPerGroup, diffDstPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
+    this.packedInputs = mode === 'packedTiles';
+    this.enableShapeUniforms = directReads;
     this.customUniforms = declare(uniforms);
     this.uniformValues = uniforms.map(([, , values]) => values);
     this.packedOutput = mode !== 'single';
-    this.packedInputs = mode === 'packedTiles';
     this.outputShape = mode === 'channelTiles' || mode === 'packedTiles' ?
         [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
         mode === 'kernelTaps' ? [plan.splits * pairs * quadsPerPair, 2, 2] : [geometry.filterSize, plan.splits];
@@ -202,15 +208,15 @@ export class FilterGradientProgram implements GPGPUProgram {
     const accumulate = {
       packedTiles: '',
       channelTiles: `
-            float x0 = getSrc(srcRow, srcCol);
-            float x1 = getSrc(srcRow + srcNextRow, srcCol + srcNextCol);
-            float y0 = getDiffDst(diffDstRow, diffDstCol);
-            float y1 = getDiffDst(diffDstRow + diffDstNextRow, diffDstCol + diffDstNextCol);
+            float x0 = readSrc(srcRow, srcCol);
+            float x1 = readSrc(srcRow + srcNextRow, srcCol + srcNextCol);
+            float y0 = readDiffDst(diffDstRow, diffDstCol);
+            float y1 = readDiffDst(diffDstRow + diffDstNextRow, diffDstCol + diffDstNextCol);
             sum += vec4(x0 * y0, x0 * y1, x1 * y0, x1 * y1);
             srcRow += srcRowStep;
             srcCol += srcColStep;`,
       single: `
-            sum += getSrc(srcRow, srcCol) * getDiffDst(diffDstRow, diffDstCol);
+            sum += readSrc(srcRow, srcCol) * readDiffDst(diffDstRow, diffDstCol);
             srcRow += srcRowStep;
             srcCol += srcColStep;`,
       kernelTaps: '',
@@ -220,7 +226,7 @@ export class FilterGradientProgram implements GPGPUProgram {
         `for (int pw = first.z; pw < end.z; pw++) {` :
         `for (int j = 0; j < ${plan.rowLength}; j++) {
             if (first.z + j >= end.z) break;`;
-    this.userCode = `
+    this.userCode = `${readFunctions(this.packedInputs, directReads)}
       // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
       // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
       int firstInside(int shift, int stride) {
@@ -238,14 +244,14 @@ ${mode === 'kernelTaps' ? `
       }
       // src at innermost position w of the row starting at (row, col), which must be inside src.
       float srcInside(int row, int col, int w) {
-        return getSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]);
+        return readSrc(row + w * srcRowStrides[4], col + w * srcColStrides[4]);
       }
       // The same anywhere: 0 in the padding.
       float srcAt(int row, int col, int w) {
         return tapInside(w) ? srcInside(row, col, w) : 0.0;
       }` : ''}
 
-      void main() {${work}
+      void main() {${directReads ? READ_SETUP : ''}${work}
         ivec3 shift = k * dilation - padBegin;
         ivec3 first = ivec3(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y),
                             firstInside(shift.z, stride.z));
@@ -294,6 +300,36 @@ ${mode === 'kernelTaps' ? `
 }
 
 /**
+ * How pass 1 reads its inputs: readSrc / readDiffDst (a float, or a texel of 2 × 2 for packed
+ * inputs) at (row, col) of the tensor's 2-D view.
+ *
+ * Without `directReads` they are tfjs's samplers, whose text bakes in the tensors' shapes, so a
+ * new shape (a new batch size) compiles a new program. With it — the kernel has checked that
+ * both textures hold their views row-major (see directlyReadable) — the program runs with
+ * tfjs's shape uniforms, so one program serves every batch size, and reads the textures itself:
+ * uv = ((col, row) + ½) × the reciprocal of the texture's size, one multiply-add, as tfjs's
+ * fixed-shape fast path does (tfjs's own samplers would divide by uniforms on every read).
+ */
+function readFunctions(packed: boolean, directReads: boolean): string {
+  const type = packed ? 'vec4' : 'float';
+  return ['src', 'diffDst'].map(name => {
+    const Name = name[0].toUpperCase() + name.slice(1);
+    const uv = `(vec2(col, row) + halfCR) * ${name}TexelScale`;
+    return directReads ? `
+      vec2 ${name}TexelScale;
+      ${type} read${Name}(int row, int col) {
+        return ${packed ? `texture(${name}, ${uv})` : `sampleTexture(${name}, ${uv})`};
+      }` : `
+      ${type} read${Name}(int row, int col) {
+        return get${Name}(row, col);
+      }`;
+  }).join('');
+}
+
+const READ_SETUP = ['src', 'diffDst'].map(name => `
+        ${name}TexelScale = 1.0 / vec2(${name}TexShape.y, ${name}TexShape.x);`).join('');
+
+/**
  * The positions of one row for 'packedTiles': the inputs are packed 2-D views [positions,
  * channels] (NXC), so one texel holds two channels of two neighbouring positions. Each step
  * reads the diffDst texel of two positions and the src texels of their two window taps (one
@@ -315,23 +351,23 @@ function packedRowSweep(webgl2: boolean, rowLength: number): string {
           bool oddB = imod(rowA + srcRowStep, 2) != 0;
           if (texelRow < diffDstRow) {  // the row starts at the texel's second position
             if (diffDstRow < rowEnd) {
-              vec4 b = getSrc(rowA + srcRowStep, srcCol);
-              sum += (oddB ? b.zzww : b.xxyy) * getDiffDst(texelRow, diffDstCol).zwzw;
+              vec4 b = readSrc(rowA + srcRowStep, srcCol);
+              sum += (oddB ? b.zzww : b.xxyy) * readDiffDst(texelRow, diffDstCol).zwzw;
             }
             texelRow += 2;
             rowA += 2 * srcRowStep;
           }
           ${loop}
-            vec4 y = getDiffDst(texelRow, diffDstCol);
-            vec4 a = getSrc(rowA, srcCol);
-            vec4 b = getSrc(rowA + srcRowStep, srcCol);
+            vec4 y = readDiffDst(texelRow, diffDstCol);
+            vec4 a = readSrc(rowA, srcCol);
+            vec4 b = readSrc(rowA + srcRowStep, srcCol);
             sum += (oddA ? a.zzww : a.xxyy) * y.xyxy + (oddB ? b.zzww : b.xxyy) * y.zwzw;
             rowA += 2 * srcRowStep;${webgl2 ? '' : `
             texelRow += 2;`}
           }
           if (texelRow < rowEnd) {  // the row ends at the texel's first position
-            vec4 a = getSrc(rowA, srcCol);
-            sum += (oddA ? a.zzww : a.xxyy) * getDiffDst(texelRow, diffDstCol).xyxy;
+            vec4 a = readSrc(rowA, srcCol);
+            sum += (oddA ? a.zzww : a.xxyy) * readDiffDst(texelRow, diffDstCol).xyxy;
           }`;
 }
 
@@ -346,7 +382,7 @@ function packedRowSweep(webgl2: boolean, rowLength: number): string {
 function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): string {
   const taps = [0, 1, 2, 3];
   const step = (tested: boolean) => `
-            float y = getDiffDst(diffDstRow, diffDstCol);
+            float y = readDiffDst(diffDstRow, diffDstCol);
             sum += ${tested ? `vec4(${taps.map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')})` :
                               'y * vec4(x0, x1, x2, x3)'};
             w += stride.z;
@@ -387,8 +423,11 @@ export class SumSplitsProgram implements GPGPUProgram {
   readonly outputShape: number[];
   readonly userCode: string;
   readonly customUniforms = [{name: 'splits', type: 'int' as const}];
+  /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
+  readonly enableShapeUniforms: boolean;
 
   constructor(filterSize: number, readonly splits: number, webgl2: boolean) {
+    this.enableShapeUniforms = webgl2;
     this.outputShape = [filterSize];
     this.userCode = `
       void main() {
@@ -419,7 +458,11 @@ export class ArrangeTilesProgram implements GPGPUProgram {
   readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
+  /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
+  readonly enableShapeUniforms: boolean;
+
   constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
+    this.enableShapeUniforms = webgl2;
     const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;

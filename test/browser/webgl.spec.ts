@@ -137,6 +137,43 @@ for (const environment of ENVIRONMENTS) {
       tf.dispose([input, outputDelta]);
     });
 
+    // Where one program serves every batch size: WebGL 2 with textures holding their tensors
+    // row-major. (WebGL 1 loops need constant bounds, so its shaders bake in the row count;
+    // textures folded under a small WEBGL_MAX_TEXTURE_SIZE are read through tfjs's samplers,
+    // whose text bakes in shapes. Both compile once per batch size.)
+    if (environment.flags.WEBGL_VERSION === 2 && environment.flags.WEBGL_MAX_TEXTURE_SIZE === undefined) {
+      it('compiles no new shader for a new batch size', () => {
+        // tfjs shares compiled programs between backends of one WebGL version: count ours only.
+        const backend = tf.backend() as unknown as {binaryCache: Record<string, unknown>};
+        const ours = () => Object.keys(backend.binaryCache)
+                               .filter(key => /^(FilterGradient|ArrangeTiles|SumSplits)Program/.test(key)).length;
+        // One problem per way pass 1 reads: packed tiles, tiles, kernel taps, single elements.
+        const problems = [
+          {input: [4, 4, 6], outputDelta: [4, 4, 4], attrs: {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]}},
+          {
+            input: [6, 4, 4], outputDelta: [4, 4, 4],
+            attrs: {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3], dataFormat: 'NCX' as const},
+          },
+          {
+            input: [5, 5, 4], outputDelta: [3, 3, 4],
+            attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]},
+          },
+          {input: [4, 4, 4], outputDelta: [4, 4, 4], attrs: {strides: [1, 1], groups: 4, filterShape: [1, 1]}},
+        ];
+        const compiledAt = (batch: number) => {
+          const before = ours();
+          for (const p of problems) {
+            const input = place(seededValues(batch * size(p.input), batch), [batch, ...p.input]);
+            const outputDelta = place(seededValues(batch * size(p.outputDelta), batch + 1), [batch, ...p.outputDelta]);
+            tf.dispose([convolutionBackpropFilters(input, outputDelta, p.attrs), input, outputDelta]);
+          }
+          return ours() - before;
+        };
+        compiledAt(2);
+        expect(compiledAt(3) + compiledAt(5)).toBe(0);
+      });
+    }
+
     it('returns a zero gradient for a batch of 0', () => {
       const input = tf.zeros([0, 4, 4, 2]);
       const outputDelta = tf.zeros([0, 2, 2, 3]);
