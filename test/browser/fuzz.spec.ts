@@ -25,6 +25,7 @@ import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuz
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
 import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
+import {packing} from '../helpers/webgl_flags';
 
 declare const __karma__: {config: {args?: unknown[]}};
 
@@ -38,16 +39,6 @@ const cliOptions: FuzzCliOptions | undefined = (() => {
     return undefined;
   }
 })();
-
-/** WEBGL_PACK and the flags whose defaults follow it (as test/browser/webgl.spec.ts sets them). */
-function packing(on: boolean): Record<string, boolean> {
-  const followers = [
-    'NORMALIZATION', 'CLIP', 'DEPTHWISECONV', 'BINARY_OPERATIONS', 'UNARY_OPERATIONS', 'ARRAY_OPERATIONS',
-    'IMAGE_OPERATIONS', 'REDUCE',
-  ];
-  return Object.fromEntries(
-      [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
-}
 
 interface Environment {
   flags: Record<string, number | boolean>;

@@ -14,6 +14,7 @@ import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhere} from '../helpers/run_case';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
+import {packing} from '../helpers/webgl_flags';
 import {ReferenceAttrs, referenceFilterGradient} from '../reference';
 
 interface WebglEnvironment {
@@ -23,19 +24,6 @@ interface WebglEnvironment {
   tolerance: number;
   /** Whether inputs should arrive as packed textures (made by a packed op). */
   packedInputs: boolean;
-}
-
-/**
- * WEBGL_PACK and the flags whose defaults follow it (tfjs evaluates those once and caches them,
- * so switching packing between environments means setting them all).
- */
-function packing(on: boolean): Record<string, boolean> {
-  const followers = [
-    'NORMALIZATION', 'CLIP', 'DEPTHWISECONV', 'BINARY_OPERATIONS', 'UNARY_OPERATIONS', 'ARRAY_OPERATIONS',
-    'IMAGE_OPERATIONS', 'REDUCE',
-  ];
-  return Object.fromEntries(
-      [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
 }
 
 const ENVIRONMENTS: WebglEnvironment[] = [
