@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webgl [-- --runs N] [--out DIR]`: our webgl kernel against tfjs's built-in webgl
+ * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX]`: our webgl kernel against tfjs's built-in webgl
  * filter gradients (Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropFilter,
  * Conv3DBackpropFilterV2) on the same tensors in the same headless Chromium, round-robin.
  *
@@ -95,10 +95,12 @@ const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn 
 interface Options {
   runs: number;
   out: string | null;
+  /** Only the workloads whose name matches (for quick comparisons while tuning). */
+  only: RegExp | null;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {runs: 5, out: path.resolve(__dirname, 'results')};
+  const options: Options = {runs: 5, out: path.resolve(__dirname, 'results'), only: null};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = inline ?? argv[i + 1];
@@ -109,8 +111,11 @@ function parseOptions(argv: readonly string[]): Options {
     } else if (flag === '--out') {
       if (value === undefined) throw new Error('--out needs a value');
       options.out = value === '-' ? null : path.resolve(value);
+    } else if (flag === '--only') {
+      if (value === undefined) throw new Error('--only needs a regular expression');
+      options.only = new RegExp(value);
     } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR)`);
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX)`);
     }
   }
   return options;
@@ -240,7 +245,9 @@ async function main() {
   const options = parseOptions(process.argv.slice(2));
   const start = performance.now();
   sourceState();  // the code as the run starts (cached)
-  const workloads: WebglWorkload[] = PICKS.map(pick => {
+  const picks = PICKS.filter(pick => options.only === null || options.only.test(pick.name));
+  if (picks.length === 0) throw new Error(`--only ${options.only}: no workload matches (${PICKS.map(pick => pick.name).join(', ')})`);
+  const workloads: WebglWorkload[] = picks.map(pick => {
     const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
     return {
       name: `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,

@@ -2,10 +2,50 @@ import type {KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
 import {env} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
+import type {FilterGradientGeometry} from '../../src/geometry';
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
+import {makeTargets, maxRenderTargets, runMultiTarget} from './multi_target';
 import {planReduction} from './reduction_plan';
+import {ArrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
+
+/**
+ * The tfjs flag choosing, on WebGL 2, the multi-target pass 1 for dense channels-last problems
+ * (see wide_tiles.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET', false)` runs
+ * the single-target program there instead. Defaults to true.
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
+
+let flagRegistered = false;
+
+function multiTargetEnabled(): boolean {
+  if (!flagRegistered) {
+    env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
+    flagRegistered = true;
+  }
+  return env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET);
+}
+
+/**
+ * Pass 1 as wide tiles written to several render targets, then their arrangement; null when
+ * the problem has no wide tile or its targets would need folded textures.
+ */
+function runWideTiles(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo):
+    TensorInfo | null {
+  const tiles = planWideTiles(geometry, maxRenderTargets(webgl));
+  if (tiles === null) return null;
+  const targets = makeTargets(webgl, tiles.srcPairs * tiles.diffDstPairs, tiles.targetRows, tiles.targetColumns);
+  if (targets === null) return null;
+  try {
+    const texShape = (tensor: TensorInfo) => webgl.texData.get(tensor.dataId).texShape!;
+    runMultiTarget(webgl, wideTilesProgram(geometry, tiles, texShape(src), texShape(diffDst)), [src, diffDst], targets);
+    const arrange = new ArrangeWideTilesProgram(geometry, tiles);
+    return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
+  } finally {
+    for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
+  }
+}
 
 /**
  * The 2-D view [elements / last axis, last axis] of a tensor. Unpacked, it is the shape tfjs
@@ -85,6 +125,10 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const temporaries = [src.temporary, diffDst.temporary];
     try {
       const directReads = webgl2 && directlyReadable(webgl, src.view, packed) && directlyReadable(webgl, diffDst.view, packed);
+      if (directReads && packed && multiTargetEnabled()) {
+        const result = runWideTiles(webgl, geometry, src.view, diffDst.view);
+        if (result !== null) return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
+      }
       const partialProgram = new FilterGradientProgram(geometry, plan, webgl2, directReads);
       const partial =
           webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());

@@ -3,7 +3,7 @@ import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 import type {ReductionPlan} from './reduction_plan';
 
-type UniformType = 'int' | 'ivec2' | 'ivec3' | 'ivec4';
+export type UniformType = 'int' | 'ivec2' | 'ivec3' | 'ivec4';
 
 /** Where a filter axis goes in the canonical indices; spatial axes as components of ivec3 k. */
 type FilterRole = 'diffDstChannel' | 'srcChannel' | 'k.x' | 'k.y' | 'k.z';
@@ -19,7 +19,7 @@ interface FilterAxis {
  * of two equal strides the size-1 axis is the inner one), so the shader needs no notion of
  * format letters: it peels the output element's flat index apart axis by axis.
  */
-function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): FilterAxis[] {
+export function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): FilterAxis[] {
   const {filterStrides, groups, diffDst, src, axes} = geometry;
   const spatialComponents = ['k.x', 'k.y', 'k.z'].slice(3 - axes.length) as FilterRole[];
   const all: FilterAxis[] = [
@@ -36,7 +36,7 @@ function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): FilterAxis[]
  * element's row and column are sums of index × stride over (batch, channel, d, h, w): the last
  * axis (channels for NXC, w for NCX) steps the column, every other axis the row.
  */
-function tensorUniforms(
+export function tensorUniforms(
     name: string, tensor: FilterGradientGeometry['src'], spatialStrides: number[],
     dataFormat: FilterGradientGeometry['dataFormat']): Array<[string, UniformType, number[]]> {
   const columns = tensor.shape[tensor.shape.length - 1];
@@ -47,7 +47,7 @@ function tensorUniforms(
   return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
 }
 
-type Uniform = [name: string, type: UniformType, values: number[]];
+export type Uniform = [name: string, type: UniformType, values: number[]];
 
 function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; arrayIndex?: number}> {
   return uniforms.map(([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
@@ -57,7 +57,7 @@ function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; a
  * GLSL that peels a flat filter index `rest` (in the requested layout) into the canonical
  * indices diffDstChannel, srcChannel and ivec3 k, with the uniform `filterAxisStrides`.
  */
-function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
+export function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
   return filterAxes.map((axis, i) => `
         ${axis.role.startsWith('k.') ? axis.role : `int ${axis.role}`} = rest / filterAxisStrides[${i}];
         rest -= ${axis.role} * filterAxisStrides[${i}];`).join('');
@@ -227,18 +227,7 @@ export class FilterGradientProgram implements GPGPUProgram {
         `for (int j = 0; j < ${plan.rowLength}; j++) {
             if (first.z + j >= end.z) break;`;
     this.userCode = `${readFunctions(this.packedInputs, directReads)}
-      // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
-      // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
-      int firstInside(int shift, int stride) {
-        return shift >= 0 ? 0 : (stride - 1 - shift) / stride;
-      }
-      int endInside(int shift, int stride, int srcSize, int dstSize) {
-        int room = srcSize - 1 - shift;
-        if (room < 0) return 0;
-        int end = room / stride + 1;
-        return end < dstSize ? end : dstSize;
-      }
-${mode === 'kernelTaps' ? `
+${INSIDE_FUNCTIONS}${mode === 'kernelTaps' ? `
       bool tapInside(int w) {
         return w >= 0 && w < srcSize.z;
       }
@@ -298,6 +287,21 @@ ${mode === 'kernelTaps' ? `
     return this.uniformValues;
   }
 }
+
+/** GLSL: the range of diffDst positions whose tap stays inside src along one axis. */
+export const INSIDE_FUNCTIONS = `
+      // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
+      // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
+      int firstInside(int shift, int stride) {
+        return shift >= 0 ? 0 : (stride - 1 - shift) / stride;
+      }
+      int endInside(int shift, int stride, int srcSize, int dstSize) {
+        int room = srcSize - 1 - shift;
+        if (room < 0) return 0;
+        int end = room / stride + 1;
+        return end < dstSize ? end : dstSize;
+      }
+`;
 
 /**
  * How pass 1 reads its inputs: readSrc / readDiffDst (a float, or a texel of 2 × 2 for packed
@@ -409,7 +413,7 @@ function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): s
 }
 
 /** (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`. */
-function position(t: string, part: 'Row' | 'Col', n: string, c: string, p: string): string {
+export function position(t: string, part: 'Row' | 'Col', n: string, c: string, p: string): string {
   return `${n} * ${t}${part}Strides[0] + ${c} * ${t}${part}Strides[1] + ${p}.x * ${t}${part}Strides[2] + ` +
       `${p}.y * ${t}${part}Strides[3] + ${p}.z * ${t}${part}Strides[4]`;
 }

@@ -36,9 +36,6 @@ const MIN_PRODUCTS = 256;
 const MAX_SPLITS = 256;
 
 export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
-  const sizes = geometry.axes.map(axis => axis.diffDstSize);
-  const rowLength = sizes[sizes.length - 1];
-  const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const innermost = geometry.axes[geometry.axes.length - 1];
   const denseTiles = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2;
   const mode = denseTiles && packedTexelsAlign(geometry)                                    ? 'packedTiles' :
@@ -47,11 +44,20 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
                                                                                           'single';
   const tapShift = innermost.stride % innermost.dilation === 0 ? Math.min(4, innermost.stride / innermost.dilation) : 4;
   const outputsPerFragment = mode === 'channelTiles' || mode === 'packedTiles' ? 4 : mode === 'kernelTaps' ? Math.min(4, innermost.kernelSize) : 1;
+  return {mode, tapShift, ...splitReduction(geometry, outputsPerFragment)};
+}
+
+/** The split of the reduction (see ReductionPlan) for fragments that sum `outputsPerFragment` filter elements each. */
+export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number):
+    Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
+  const sizes = geometry.axes.map(axis => axis.diffDstSize);
+  const rowLength = sizes[sizes.length - 1];
+  const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
   const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS));
   const rowsPerSplit = Math.ceil(rows / splits);
-  return {mode, tapShift, rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
+  return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }
 
 /**
@@ -59,7 +65,7 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
  * channels of two positions in a texel) and every group's first channel even on both sides,
  * so a tile's two channels share a texel.
  */
-function packedTexelsAlign(geometry: FilterGradientGeometry): boolean {
+export function packedTexelsAlign(geometry: FilterGradientGeometry): boolean {
   const evenStarts = (channelsPerGroup: number) => geometry.groups === 1 || channelsPerGroup % 2 === 0;
   return geometry.dataFormat === 'NXC' && evenStarts(geometry.src.channelsPerGroup) &&
       evenStarts(geometry.diffDst.channelsPerGroup);

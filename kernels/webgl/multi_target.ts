@@ -1,0 +1,129 @@
+import type {TensorInfo} from '@tensorflow/tfjs-core';
+import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+/**
+ * Running a fragment shader that writes several render targets at once (WebGL 2 draw buffers),
+ * which tfjs's runWebGLProgram cannot: it binds one output texture, and its shader header
+ * declares one output. On SwiftShader a texture read costs far more than a multiply-add, so a
+ * fragment that writes 8 texels (32 sums) from the values it has read does ~3× fewer reads per
+ * multiply-add than one writing a single texel; see WideTilesProgram.
+ *
+ * The targets are ordinary packed tfjs tensors (logical shape [2·rows, 2·columns], one texel
+ * per fragment), so tfjs's own programs read them afterwards; the inputs are tfjs tensors
+ * already on the GPU. The program is compiled once per GPGPU context and shader text (its cache
+ * key), with tfjs's vertex shader and vertex array, and the framebuffer is left as tfjs expects
+ * it: only COLOR_ATTACHMENT0 attached and drawn to.
+ */
+export interface MultiTargetProgram {
+  /** The complete fragment shader (GLSL ES 3.00); also the program's cache key. */
+  readonly source: string;
+  /** Sampler uniform of each input, in the order of the inputs. */
+  readonly inputNames: readonly string[];
+  /** Integer uniforms (int arrays, ivecN) and float vec2 uniforms, set before each draw. */
+  readonly uniforms: ReadonlyArray<{name: string; type: 'int' | 'ivec2' | 'ivec3' | 'ivec4' | 'vec2'; values: number[]}>;
+}
+
+interface Compiled {
+  program: WebGLProgram & {vao: WebGLVertexArrayObject};
+  locations: Map<string, WebGLUniformLocation | null>;
+}
+
+const compiledPrograms = new WeakMap<GPGPUContext, Map<string, Compiled>>();
+
+/** How many shaders this module has compiled for `gpgpu` (for the benchmark's program counts). */
+export function multiTargetProgramCount(gpgpu: GPGPUContext): number {
+  return compiledPrograms.get(gpgpu)?.size ?? 0;
+}
+
+/** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4). */
+export function maxRenderTargets(backend: MathBackendWebGL): number {
+  const gl = backend.gpgpu.gl as WebGL2RenderingContext;
+  return Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
+}
+
+function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {
+  let cache = compiledPrograms.get(gpgpu);
+  if (cache === undefined) compiledPrograms.set(gpgpu, cache = new Map());
+  const cached = cache.get(program.source);
+  if (cached !== undefined) return cached;
+  const gl = gpgpu.gl as WebGL2RenderingContext;
+  const shader = gl.createShader(gl.FRAGMENT_SHADER)!;
+  gl.shaderSource(shader, program.source);
+  gl.compileShader(shader);
+  if (gl.getShaderParameter(shader, gl.COMPILE_STATUS) !== true) {
+    const log = gl.getShaderInfoLog(shader);
+    gl.deleteShader(shader);
+    throw new Error(`tfjs-conv-backprop-filters: webgl shader failed to compile: ${log}\n${program.source}`);
+  }
+  const linked = gpgpu.createProgram(shader) as unknown as Compiled['program'];
+  gpgpu.buildVao(linked);
+  const names = [...program.inputNames, ...program.uniforms.map(uniform => uniform.name)];
+  const compiled = {program: linked, locations: new Map(names.map(name => [name, gl.getUniformLocation(linked, name)]))};
+  cache.set(program.source, compiled);
+  return compiled;
+}
+
+/** The texture of a tensor the caller has put on the GPU. */
+function textureOf(backend: MathBackendWebGL, tensor: TensorInfo): WebGLTexture {
+  const texture = backend.texData.get(tensor.dataId).texture;
+  if (texture == null) throw new Error('tfjs-conv-backprop-filters: internal: a multi-target input or target is not on the GPU');
+  return texture.texture;
+}
+
+/**
+ * Packed float32 tensors [2·rows, 2·columns] on the GPU, one per target, whose textures are
+ * exactly rows × columns texels (null when tfjs would have to fold such a texture: the caller
+ * then takes another path).
+ */
+export function makeTargets(backend: MathBackendWebGL, count: number, rows: number, columns: number): TensorInfo[] | null {
+  const targets: TensorInfo[] = [];
+  for (let i = 0; i < count; i++) {
+    const target = backend.makeTensorInfo([2 * rows, 2 * columns], 'float32');
+    targets.push(target);
+    const data = backend.texData.get(target.dataId);
+    data.isPacked = true;
+    backend.uploadToGPU(target.dataId);
+    if (data.texShape?.[0] !== 2 * rows || data.texShape?.[1] !== 2 * columns) {  // folded (WEBGL_MAX_TEXTURE_SIZE)
+      for (const made of targets) backend.disposeIntermediateTensorInfo(made);
+      return null;
+    }
+  }
+  return targets;
+}
+
+/** Draws `program` over the targets' texels, reading `inputs`. */
+export function runMultiTarget(
+    backend: MathBackendWebGL, program: MultiTargetProgram, inputs: readonly TensorInfo[],
+    targets: readonly TensorInfo[]): void {
+  const gpgpu = backend.gpgpu;
+  const gl = gpgpu.gl as WebGL2RenderingContext;
+  const {program: linked, locations} = compile(gpgpu, program);
+  const [rows, columns] = targets[0].shape;
+  gpgpu.setOutputPackedMatrixTexture(textureOf(backend, targets[0]), rows, columns);
+  const attachments = targets.map((_, i) => gl.COLOR_ATTACHMENT0 + i);
+  targets.forEach((target, i) => {
+    if (i > 0) gl.framebufferTexture2D(gl.FRAMEBUFFER, attachments[i], gl.TEXTURE_2D, textureOf(backend, target), 0);
+  });
+  gl.drawBuffers(attachments);
+  try {
+    gpgpu.setProgram(linked);
+    gpgpu.bindVertexArray(linked.vao);
+    inputs.forEach((input, unit) => {
+      const location = locations.get(program.inputNames[unit]);
+      if (location != null) gpgpu.setInputMatrixTexture(textureOf(backend, input), location, unit);
+    });
+    for (const {name, type, values} of program.uniforms) {
+      const location = locations.get(name) ?? null;
+      if (location === null) continue;  // the compiler dropped an unused uniform
+      if (type === 'int') gl.uniform1iv(location, values);
+      else if (type === 'ivec2') gl.uniform2iv(location, values);
+      else if (type === 'ivec3') gl.uniform3iv(location, values);
+      else if (type === 'ivec4') gl.uniform4iv(location, values);
+      else gl.uniform2fv(location, values);
+    }
+    gpgpu.executeProgram();
+  } finally {
+    for (let i = 1; i < targets.length; i++) gl.framebufferTexture2D(gl.FRAMEBUFFER, attachments[i], gl.TEXTURE_2D, null, 0);
+    gl.drawBuffers([gl.COLOR_ATTACHMENT0]);
+  }
+}
