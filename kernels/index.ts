@@ -16,10 +16,13 @@ import {convolutionBackpropFiltersNodeConfigs} from './node/ConvolutionBackpropF
 import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackpropFilters';
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
+import {registerMultiTargetFlag} from './webgl/filter_gradient_kernel';
 
 // The cpu kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs flag
 // switches them to the TypeScript loops.
 registerWasmSimdFlag();
+// The webgl kernels draw several render targets at once on WebGL 2; a tfjs flag turns that off.
+registerMultiTargetFlag();
 for (const config of [
        ...convolutionBackpropFiltersCpuConfigs,
        ...convTransposeBackpropFiltersCpuConfigs,
@@ -44,3 +47,4 @@ registerMissingTfjsGradients();
 export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './cpu/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';
+export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

@@ -19,12 +19,11 @@ export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_W
 
 let flagRegistered = false;
 
-function multiTargetEnabled(): boolean {
-  if (!flagRegistered) {
-    env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
-    flagRegistered = true;
-  }
-  return env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET);
+/** Registers the flag (idempotent; a value already set is kept). */
+export function registerMultiTargetFlag() {
+  if (flagRegistered) return;
+  env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
+  flagRegistered = true;
 }
 
 /**
@@ -33,13 +32,17 @@ function multiTargetEnabled(): boolean {
  */
 function runWideTiles(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo):
     TensorInfo | null {
-  const tiles = planWideTiles(geometry, maxRenderTargets(webgl));
+  const tiles = planWideTiles(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'));
   if (tiles === null) return null;
   const targets = makeTargets(webgl, tiles.srcPairs * tiles.diffDstPairs, tiles.targetRows, tiles.targetColumns);
   if (targets === null) return null;
   try {
-    const texShape = (tensor: TensorInfo) => webgl.texData.get(tensor.dataId).texShape!;
-    runMultiTarget(webgl, wideTilesProgram(geometry, tiles, texShape(src), texShape(diffDst)), [src, diffDst], targets);
+    const texture = (view: TensorInfo) => {
+      const texShape = webgl.texData.get(view.dataId).texShape!;
+      const [rows, columns] = view.shape;
+      return {texShape, columns, folded: texShape[0] !== rows + rows % 2 || texShape[1] !== columns + columns % 2};
+    };
+    runMultiTarget(webgl, wideTilesProgram(geometry, tiles, {src: texture(src), diffDst: texture(diffDst)}), [src, diffDst], targets);
     const arrange = new ArrangeWideTilesProgram(geometry, tiles);
     return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
   } finally {
@@ -54,8 +57,9 @@ function runWideTiles(webgl: MathBackendWebGL, geometry: FilterGradientGeometry,
  * packed tensors are then unpacked first (returned as `temporary`, for the caller to dispose).
  * Packed ('packedTiles'), an unpacked texture is packed for the view here (a temporary, as
  * tfjs would make inside runWebGLProgram), so its texture's shape is known before the program
- * is made (see directlyReadable); a tensor not on the GPU yet, or packed already, is handed
- * over as it is (runWebGLProgram re-packs one whose packed layout differs from the view's).
+ * is made (see textureLayout), and a packed texture laid out for other blocks than the view's
+ * rows is re-packed (unpacked, then packed for the view); a tensor not on the GPU yet, or
+ * packed for the view already, is handed over as it is.
  */
 function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boolean):
     {view: TensorInfo; temporary?: TensorInfo} {
@@ -67,40 +71,56 @@ function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boole
     const packedView = backend.packTensor(view);
     return {view: packedView, temporary: packedView};
   }
+  if (packed && data.texture != null && !packsLikeView(data.shape, shape)) {
+    // Packed for blocks of an odd number of rows (e.g. NHWC with odd W): texels pair positions
+    // across blocks differently. Re-pack for the view, so it is read directly.
+    const unpacked = backend.unpackTensor(tensor);
+    const packedView = backend.packTensor({dataId: unpacked.dataId, shape, dtype: tensor.dtype});
+    backend.disposeIntermediateTensorInfo(unpacked);
+    return {view: packedView, temporary: packedView};
+  }
   if (packed || !data.isPacked) return {view};
   const unpacked = backend.unpackTensor(tensor);
   return {view: {dataId: unpacked.dataId, shape, dtype: tensor.dtype}, temporary: unpacked};
 }
 
 /**
- * Whether the texture behind a 2-D view [rows, columns] holds it row-major, so the shader can
- * read it without tfjs's samplers (see readFunctions in filter_gradient_program.ts): texel
- * (row, col) — for packed textures the texel of 2 × 2 holding it, at (row/2, col/2) — and tfjs
- * will hand the texture to the program as it is. Unpacked views are uploaded here if they are
- * not on the GPU yet (which also keeps tfjs from passing a tiny tensor as a uniform array),
- * packed ones packed for the view; a packed texture made for another shape must have the same
- * columns and an even number of rows per block, else tfjs re-packs it inside runWebGLProgram
- * and the program keeps tfjs's samplers. A texture folded because a side exceeds WEBGL_MAX_TEXTURE_SIZE fails the check.
+ * Whether a packed texture made for `shape` holds the 2-D view [rows, columns] of it in the
+ * view's own texel order: the same matrix, or batches of matrices with the view's columns and
+ * an even number of rows (so no texel pairs rows of two batches).
  */
-function directlyReadable(backend: MathBackendWebGL, view: TensorInfo, packed: boolean): boolean {
+function packsLikeView(shape: readonly number[], [rows, columns]: readonly number[]): boolean {
+  return shape.length === 2 ? shape[0] === rows && shape[1] === columns :
+                              shape[shape.length - 1] === columns && shape[shape.length - 2] % 2 === 0;
+}
+
+/**
+ * How the texture behind a 2-D view [rows, columns] holds it, when the shader can read it
+ * without tfjs's samplers (see readFunctions in filter_gradient_program.ts) because tfjs will
+ * hand the texture to the program as it is: 'rowMajor', texel (row, col) — for packed textures
+ * the texel of 2 × 2 holding it, at (row/2, col/2); 'folded' (packed only), the same texels in
+ * order but wrapped at the texture's width, because a side exceeded WEBGL_MAX_TEXTURE_SIZE;
+ * null when neither. Unpacked views are uploaded here if they are not on the GPU yet (which
+ * also keeps tfjs from passing a tiny tensor as a uniform array), packed ones packed for the
+ * view; a packed texture made for another shape must have the same columns and an even number
+ * of rows per block, else tfjs re-packs it inside runWebGLProgram and the program keeps tfjs's
+ * samplers. Unpacked folded textures are not read directly.
+ */
+function textureLayout(backend: MathBackendWebGL, view: TensorInfo, packed: boolean): 'rowMajor' | 'folded' | null {
   const [rows, columns] = view.shape;
   const data = backend.texData.get(view.dataId);
   if (!packed) {
-    if (data.isPacked) return false;
+    if (data.isPacked) return null;
     if (data.texture == null) backend.uploadToGPU(view.dataId);
-    return data.texShape?.[0] === rows && data.texShape?.[1] === columns;
+    return data.texShape?.[0] === rows && data.texShape?.[1] === columns ? 'rowMajor' : null;
   }
   if (data.texture == null) {  // upload it packed for the view, as runWebGLProgram would for a packed program
     data.isPacked = true;
     data.shape = view.shape;
     backend.uploadToGPU(view.dataId);
   }
-  const blockShape = data.shape.slice(-2);
-  const samePacking = data.shape.length === 2 ?
-      data.shape[0] === rows && data.shape[1] === columns :
-      blockShape[1] === columns && blockShape[0] % 2 === 0;
-  return data.isPacked === true && data.texture != null && samePacking && data.texShape?.[0] === rows + rows % 2 &&
-      data.texShape?.[1] === columns + columns % 2;
+  if (data.isPacked !== true || data.texture == null || !packsLikeView(data.shape, view.shape)) return null;
+  return data.texShape?.[0] === rows + rows % 2 && data.texShape?.[1] === columns + columns % 2 ? 'rowMajor' : 'folded';
 }
 
 /**
@@ -124,11 +144,13 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, packed);
     const temporaries = [src.temporary, diffDst.temporary];
     try {
-      const directReads = webgl2 && directlyReadable(webgl, src.view, packed) && directlyReadable(webgl, diffDst.view, packed);
-      if (directReads && packed && multiTargetEnabled()) {
+      const srcLayout = webgl2 ? textureLayout(webgl, src.view, packed) : null;
+      const diffDstLayout = webgl2 ? textureLayout(webgl, diffDst.view, packed) : null;
+      if (packed && srcLayout !== null && diffDstLayout !== null && env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET)) {
         const result = runWideTiles(webgl, geometry, src.view, diffDst.view);
         if (result !== null) return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
       }
+      const directReads = srcLayout === 'rowMajor' && diffDstLayout === 'rowMajor';
       const partialProgram = new FilterGradientProgram(geometry, plan, webgl2, directReads);
       const partial =
           webgl.runWebGLProgram(partialProgram, [src.view, diffDst.view], 'float32', partialProgram.uniforms());

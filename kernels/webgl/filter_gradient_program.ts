@@ -309,7 +309,7 @@ export const INSIDE_FUNCTIONS = `
  *
  * Without `directReads` they are tfjs's samplers, whose text bakes in the tensors' shapes, so a
  * new shape (a new batch size) compiles a new program. With it — the kernel has checked that
- * both textures hold their views row-major (see directlyReadable) — the program runs with
+ * both textures hold their views row-major (see textureLayout in filter_gradient_kernel.ts) — the program runs with
  * tfjs's shape uniforms, so one program serves every batch size, and reads the textures itself:
  * uv = ((col, row) + ½) × the reciprocal of the texture's size, one multiply-add, as tfjs's
  * fixed-shape fast path does (tfjs's own samplers would divide by uniforms on every read).

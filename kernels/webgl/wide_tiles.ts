@@ -3,7 +3,7 @@ import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 import {decodeFilterIndex, filterAxesInLayoutOrder, INSIDE_FUNCTIONS, position, tensorUniforms, Uniform} from './filter_gradient_program';
 import type {MultiTargetProgram} from './multi_target';
-import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
+import {MAX_SPLITS, packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
@@ -16,6 +16,12 @@ export interface WideTiles {
   readonly srcBlocks: number;
   /** Tiles along diffDst channels in a group. */
   readonly diffDstBlocks: number;
+  /**
+   * 1×1 kernel, stride 1, no padding: src and diffDst views have the same rows, the reduction
+   * is over all of them at once, and `plan` splits them (rows = positions, an even number per
+   * split) instead of diffDst rows.
+   */
+  readonly pointwise: boolean;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   /** Each target's texels: [splits · groups · kernel volume · srcBlocks, diffDstBlocks]. */
   readonly targetRows: number;
@@ -24,12 +30,13 @@ export interface WideTiles {
 
 /**
  * The wide tile for a problem 'packedTiles' reads (channels-last, groups at even channels),
- * given how many targets a draw may write; null when a tile would have fewer than 4 targets
- * (then the single-target program does as well). A step over two positions reads diffDstPairs
+ * given how many targets a draw may write and the largest texture side tfjs allocates
+ * unfolded (WEBGL_MAX_TEXTURE_SIZE); null when a tile would have fewer than 4 targets (then the
+ * single-target program does as well) or the targets cannot fit. A step over two positions reads diffDstPairs
  * diffDst texels and 2 · srcPairs src texels for 8 · srcPairs · diffDstPairs multiply-adds:
  * 2 × 4 pairs is the cheapest in reads of the 8-target shapes.
  */
-export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number): WideTiles | null {
+export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): WideTiles | null {
   if (!packedTexelsAlign(geometry) || geometry.src.channelsPerGroup < 2 || geometry.diffDst.channelsPerGroup < 2) return null;
   const srcPairsInGroup = Math.ceil(geometry.src.channelsPerGroup / 2);
   const diffDstPairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
@@ -43,10 +50,21 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   // Fragments: one per tile and split; the filter elements a fragment sums include the
   // ragged tiles' padding, which costs the same.
   const outputsPerFragment = 4 * srcPairs * diffDstPairs;
-  const plan = splitReduction(geometry, outputsPerFragment);
+  const pointwise = geometry.axes.every(axis =>
+      axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
+  // A target's texel rows (splits × groups × kernel volume × srcBlocks) must fit a texture unfolded.
+  const tilesPerSplit = geometry.groups * kernelVolume * srcBlocks;
+  const maxSplits = Math.floor(maxTextureSize / tilesPerSplit);
+  if (maxSplits < 1 || diffDstBlocks > maxTextureSize) return null;
+  let plan = splitReduction(geometry, outputsPerFragment, Math.min(MAX_SPLITS, maxSplits));
+  if (pointwise) {
+    const positions = plan.rows * plan.rowLength;
+    const positionsPerSplit = 2 * Math.ceil(positions / plan.splits / 2);
+    plan = {rows: positions, rowLength: 1, splits: Math.ceil(positions / positionsPerSplit), rowsPerSplit: positionsPerSplit};
+  }
   return {
-    srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, plan,
-    targetRows: plan.splits * geometry.groups * kernelVolume * srcBlocks,
+    srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, pointwise, plan,
+    targetRows: plan.splits * tilesPerSplit,
     targetColumns: diffDstBlocks,
   };
 }
@@ -71,7 +89,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * are uniforms, so one program serves every problem with that tile shape and every batch size.
  */
 export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles,
-                                 srcTexShape: readonly number[], diffDstTexShape: readonly number[]): MultiTargetProgram {
+                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
   const {srcPairs, diffDstPairs, plan} = tiles;
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
@@ -101,45 +119,23 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const readSrc = (row: string, variable: string, odd: string) => srcIs.map(i => `
             vec4 ${variable}${i} = readSrc(${row}, srcCol + ${2 * i});
             ${variable}${i} = ${odd} ? ${variable}${i}.zzww : ${variable}${i}.xxyy;`).join('');
-  const source = `#version 300 es
-      precision highp float;
-      precision highp int;
-      precision highp sampler2D;
-      uniform sampler2D src;
-      uniform sampler2D diffDst;
-      uniform vec2 srcTexelScale;
-      uniform vec2 diffDstTexelScale;
-      ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
-      ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
-
-      // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.
-      vec4 readSrc(int row, int col) {
-        return texture(src, (vec2(col, row) + 0.5) * srcTexelScale);
-      }
-      vec4 readDiffDst(int row, int col) {
-        return texture(diffDst, (vec2(col, row) + 0.5) * diffDstTexelScale);
-      }
-      bool isOdd(int i) {
-        return i - 2 * (i / 2) != 0;
-      }
-${INSIDE_FUNCTIONS}
-      void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
-        // Rows of targets: (split, group, kernel offset, src block); columns: diffDst blocks.
-        int rest = fragment.y;
-        int srcBlock = rest - tiling.x * (rest / tiling.x);
-        rest /= tiling.x;
-        int kernelIndex = rest - tiling.y * (rest / tiling.y);
-        rest /= tiling.y;
-        int group = rest - tiling.z * (rest / tiling.z);
-        int split = rest / tiling.z;
-        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
-        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
-        k.y = kernelIndex / kernelSize.z;
-        k.z = kernelIndex - k.y * kernelSize.z;
-        int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
-        int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * fragment.x;
-
+  const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
+  // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
+  const pointwiseSweep = `
+        ${sums}
+        int srcCol = srcChannelAll;
+        int diffDstCol = diffDstChannel;
+        int texelRow = split * sizes.z;
+        int rowEnd = min(texelRow + sizes.z, sizes.w);
+        for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${srcIs.map(i => `
+            vec4 a${i} = readSrc(texelRow, srcCol + ${2 * i});`).join('')}${accumulate(i => `a${i}.xxyy`, i => `a${i}.zzww`)}
+        }
+        if (texelRow < rowEnd) {  // an odd number of positions ends at a texel's first half
+          ${readDiffDst('texelRow')}${srcIs.map(i => `
+            vec4 a${i} = readSrc(texelRow, srcCol + ${2 * i});`).join('')}${accumulate(i => `a${i}.xxyy`, null)}
+        }
+`;
+  const rowSweeps = `
         ivec3 shift = k * dilation - padBegin;
         ivec3 first = ivec3(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y),
                             firstInside(shift.z, stride.z));
@@ -148,7 +144,7 @@ ${INSIDE_FUNCTIONS}
                           endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));
         int srcRowStep = stride.z * srcRowStrides[4];
         int diffDstRowStep = diffDstRowStrides[4];
-        ${targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ')}
+        ${sums}
         int rowBegin = split * sizes.z;
         for (int r = 0; r < sizes.z; r++) {
           int row = rowBegin + r;
@@ -176,33 +172,100 @@ ${INSIDE_FUNCTIONS}
             texelRow += 2;
             rowA += 2 * srcRowStep;
           }
-          if (srcRowStep == 1 && !oddA) {  // both positions' taps in one src texel
-            for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${srcIs.map(i => `
-              vec4 a${i} = readSrc(rowA, srcCol + ${2 * i});`).join('')}${accumulate(i => `a${i}.xxyy`, i => `a${i}.zzww`)}
-              rowA += 2;
-            }
-          } else {
-            for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${
+          for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${
       readSrc('rowA + srcRowStep', 'b', 'oddB')}${accumulate(i => `a${i}`, i => `b${i}`)}
-              rowA += 2 * srcRowStep;
-            }
+            rowA += 2 * srcRowStep;
           }
           if (texelRow < rowEnd) {  // the row ends at the texel's first position
             ${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${accumulate(i => `a${i}`, null)}
           }
         }
-        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
+`;
+  const source = `#version 300 es
+      precision highp float;
+      precision highp int;
+      precision highp sampler2D;
+      uniform sampler2D src;
+      uniform sampler2D diffDst;
+      uniform vec2 srcTexelScale;
+      uniform vec2 diffDstTexelScale;
+      uniform ivec2 srcFolding;
+      uniform ivec2 diffDstFolding;
+      ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
+      ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
+
+      // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.${
+      (['src', 'diffDst'] as const).map(name => `
+      ${readFunction(name, textures[name])}`).join('')}
+      bool isOdd(int i) {
+        return i - 2 * (i / 2) != 0;
+      }
+${INSIDE_FUNCTIONS}
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        // Rows of targets: (split, group, kernel offset, src block); columns: diffDst blocks.
+        int rest = fragment.y;
+        int srcBlock = rest - tiling.x * (rest / tiling.x);
+        rest /= tiling.x;
+        int kernelIndex = rest - tiling.y * (rest / tiling.y);
+        rest /= tiling.y;
+        int group = rest - tiling.z * (rest / tiling.z);
+        int split = rest / tiling.z;
+        ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
+        kernelIndex -= k.x * kernelSize.y * kernelSize.z;
+        k.y = kernelIndex / kernelSize.z;
+        k.z = kernelIndex - k.y * kernelSize.z;
+        int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
+        int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * fragment.x;
+
+${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
       }
 `;
   return {
     source,
     inputNames: ['src', 'diffDst'],
     uniforms: [
-      {name: 'srcTexelScale', type: 'vec2', values: [1 / srcTexShape[1], 1 / srcTexShape[0]]},
-      {name: 'diffDstTexelScale', type: 'vec2', values: [1 / diffDstTexShape[1], 1 / diffDstTexShape[0]]},
+      ...(['src', 'diffDst'] as const).flatMap(name => textureUniforms(name, textures[name])),
       ...ints.map(([name, type, values]) => ({name, type, values})),
     ],
   };
+}
+
+/** A packed 2-D view's texture: its shape as tfjs records it (in elements) and whether it is folded. */
+export interface PackedTexture {
+  readonly texShape: readonly number[];
+  /** The view's columns (elements per position). */
+  readonly columns: number;
+  /** Texels in order but wrapped at the texture's width (see textureLayout in filter_gradient_kernel.ts). */
+  readonly folded: boolean;
+}
+
+/**
+ * GLSL reading the texel that holds element (row, col) of a packed view: at (row/2, col/2) for
+ * a row-major texture (one multiply-add for uv); a folded one wraps the texel index
+ * (row/2) · ⌈columns/2⌉ + col/2 at the texture's width (uniform `${name}Folding`), as tfjs's
+ * packedUVfrom2D does.
+ */
+function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
+  const Name = name[0].toUpperCase() + name.slice(1);
+  return texture.folded ? `vec4 read${Name}(int row, int col) {
+        int texel = (row / 2) * ${name}Folding.x + col / 2;
+        int texelRow = texel / ${name}Folding.y;
+        return texture(${name}, (vec2(texel - texelRow * ${name}Folding.y, texelRow) + 0.5) * ${name}TexelScale);
+      }` : `vec4 read${Name}(int row, int col) {
+        return texture(${name}, (vec2(col, row) + 0.5) * ${name}TexelScale);
+      }`;
+}
+
+/** The uniforms readFunction's code uses: the reciprocal texture size (in elements, or texels when folded) and the folding. */
+function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
+    MultiTargetProgram['uniforms'] {
+  const [height, width] = texture.texShape;
+  const texelWidth = Math.ceil(width / 2);
+  return [
+    {name: `${name}TexelScale`, type: 'vec2', values: texture.folded ? [1 / texelWidth, 2 / height] : [1 / width, 1 / height]},
+    {name: `${name}Folding`, type: 'ivec2', values: [Math.ceil(texture.columns / 2), texelWidth]},
+  ];
 }
 
 /**
@@ -215,6 +278,8 @@ export class ArrangeWideTilesProgram implements GPGPUProgram {
   readonly outputShape: number[];
   readonly userCode: string;
   readonly enableShapeUniforms = true;
+  /** The targets as they are (tfjs would otherwise unpack each first): a read is a texel, the element one of its lanes. */
+  readonly packedInputs = true;
   readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
@@ -237,7 +302,7 @@ export class ArrangeWideTilesProgram implements GPGPUProgram {
       [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, tiles.srcBlocks, kernelVolume, geometry.groups, tiles.plan.splits],
     ];
     const reads = this.variableNames.map((name, t) => `${t > 0 ? ' else ' : ''}if (target == ${t}) {
-          for (int s = 0; s < tiling[5]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col);
+          for (int s = 0; s < tiling[5]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col)[lane];
         }`).join('');
     this.userCode = `
       void main() {
@@ -251,9 +316,10 @@ export class ArrangeWideTilesProgram implements GPGPUProgram {
         int diffDstInTile = diffDstInGroup - diffDstBlock * ${2 * diffDstPairs};
         int target = (srcInTile / 2) * ${diffDstPairs} + diffDstInTile / 2;
         int kernelIndex = (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
-        // Element rows of the targets' packed views [2 · texel rows, 2 · texel columns].
-        int row = 2 * ((group * tiling[3] + kernelIndex) * tiling[2] + srcBlock) + srcInTile - 2 * (srcInTile / 2);
-        int col = 2 * diffDstBlock + diffDstInTile - 2 * (diffDstInTile / 2);
+        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns], and its lane.
+        int row = 2 * ((group * tiling[3] + kernelIndex) * tiling[2] + srcBlock);
+        int col = 2 * diffDstBlock;
+        int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);
         int splitRows = 2 * tiling[4] * tiling[3] * tiling[2];
         float sum = 0.0;
         ${reads}

@@ -9,7 +9,10 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
-import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
+import {
+  computeGeometry, CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, convolutionBackpropFilters, convTransposeBackpropFilters, OpName,
+} from '../../kernels/index';
+import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhere} from '../helpers/run_case';
@@ -29,6 +32,12 @@ interface WebglEnvironment {
 const ENVIRONMENTS: WebglEnvironment[] = [
   {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
   {name: 'webgl2 unpacked', flags: {WEBGL_VERSION: 2, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
+  // The single-target programs where WebGL 2 would draw wide tiles to several targets.
+  {
+    name: 'webgl2 packed, one render target',
+    flags: {WEBGL_VERSION: 2, ...packing(true), [CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET]: false},
+    tolerance: 1e-4, packedInputs: true,
+  },
   {name: 'webgl1 packed', flags: {WEBGL_VERSION: 1, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
   {name: 'webgl1 unpacked', flags: {WEBGL_VERSION: 1, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
   {
@@ -132,9 +141,11 @@ for (const environment of ENVIRONMENTS) {
     if (environment.flags.WEBGL_VERSION === 2 && environment.flags.WEBGL_MAX_TEXTURE_SIZE === undefined) {
       it('compiles no new shader for a new batch size', () => {
         // tfjs shares compiled programs between backends of one WebGL version: count ours only.
-        const backend = tf.backend() as unknown as {binaryCache: Record<string, unknown>};
-        const ours = () => Object.keys(backend.binaryCache)
-                               .filter(key => /^(FilterGradient|ArrangeTiles|SumSplits)Program/.test(key)).length;
+        const backend = tf.backend() as MathBackendWebGL;
+        const binaryCache = (backend as unknown as {binaryCache: Record<string, unknown>}).binaryCache;
+        const ours = () => multiTargetProgramCount(backend.gpgpu) +
+            Object.keys(binaryCache)
+                .filter(key => /^(FilterGradient|ArrangeTiles|ArrangeWideTiles|SumSplits)Program/.test(key)).length;
         // One problem per way pass 1 reads: packed tiles, tiles, kernel taps, single elements.
         const problems = [
           {input: [4, 4, 6], outputDelta: [4, 4, 4], attrs: {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]}},

@@ -1,0 +1,107 @@
+/**
+ * The multi-target pass 1 (kernels/webgl/wide_tiles.ts) on problems chosen for its edges:
+ * ragged tiles, odd channel counts, groups, odd rows (a texel's halves in two rows), strides
+ * and dilations (two src texels a step), pointwise problems whose splits end at odd positions,
+ * 3-D, the transposed op, and inputs in folded textures (WEBGL_MAX_TEXTURE_SIZE 64). Each
+ * problem must run the multi-target draw (several draw buffers) and match the TypeScript
+ * loops, with no texture or tensor left behind.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {planWideTiles} from '../../kernels/webgl/wide_tiles';
+import {
+  computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters,
+} from '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
+import {expectClose, resourceCounts, seededValues} from '../helpers/util';
+import {packing} from '../helpers/webgl_flags';
+
+interface Problem {
+  name: string;
+  op?: 'ConvTransposeBackpropFilters';
+  input: number[];
+  outputDelta: number[];
+  attrs: ConvolutionBackpropFiltersAttrs;
+}
+
+const PROBLEMS: Problem[] = [
+  {name: '3×3 same, 8→8 (one full tile)', input: [2, 7, 9, 8], outputDelta: [2, 7, 9, 8], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
+  {name: 'ragged tiles 6→10', input: [1, 6, 5, 6], outputDelta: [1, 6, 5, 10], attrs: {strides: [1, 1], autoPad: 'same_lower', filterShape: [3, 3]}},
+  {name: 'odd channels 3→5, stride 2, asymmetric pads', input: [2, 11, 10, 3], outputDelta: [2, 5, 6, 5],
+    attrs: {strides: [2, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}},
+  {name: 'groups 2 (4→6 each), dilation 2', input: [1, 9, 8, 8], outputDelta: [1, 5, 4, 12],
+    attrs: {strides: [1, 1], dilations: [2, 2], groups: 2, filterShape: [3, 3]}},
+  {name: 'pointwise, 225 positions (odd), several splits', input: [1, 15, 15, 16], outputDelta: [1, 15, 15, 16],
+    attrs: {strides: [1, 1], filterShape: [1, 1]}},
+  {name: 'pointwise 1-D, odd channels', input: [3, 7, 5], outputDelta: [3, 7, 7], attrs: {strides: [1], filterShape: [1]}},
+  {name: '3-D 2×3×3, stride 2 in depth', input: [1, 5, 6, 7, 4], outputDelta: [1, 2, 4, 5, 8],
+    attrs: {strides: [2, 1, 1], filterShape: [2, 3, 3]}},
+  {name: 'transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 5, 5, 8], outputDelta: [2, 10, 10, 6],
+    attrs: {strides: [2, 2], filterShape: [2, 2]}},
+];
+
+const ENVIRONMENTS = [
+  {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}},
+  {name: 'webgl2 unpacked inputs', flags: {WEBGL_VERSION: 2, ...packing(false)}},
+  // Inputs folded (views longer than 2 × 64 rows); the targets stay within the limit.
+  {name: 'max texture size 64', flags: {WEBGL_VERSION: 2, ...packing(true), WEBGL_MAX_TEXTURE_SIZE: 64}},
+];
+
+const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
+
+for (const environment of ENVIRONMENTS) {
+  describe(`webgl wide tiles (multi-target), ${environment.name}:`, () => {
+    const backendName = `webgl-wide-${environment.name.replace(/\W+/g, '-')}`;
+    const previousFlags: Record<string, number | boolean> = {};
+    const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
+
+    beforeAll(async () => {
+      const flags = {...environment.flags, WEBGL_CPU_FORWARD: false, [CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET]: true};
+      for (const [flag, value] of Object.entries(flags)) {
+        previousFlags[flag] = tf.env().get(flag) as number | boolean;
+        tf.env().set(flag, value);
+      }
+      tf.registerBackend(backendName, () => new MathBackendWebGL());
+      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
+      expect(await tf.setBackend(backendName)).toBe(true);
+    });
+
+    afterAll(() => {
+      for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
+      tf.removeBackend(backendName);
+      for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
+    });
+
+    for (const problem of PROBLEMS) {
+      it(problem.name, () => {
+        const transposed = problem.op === 'ConvTransposeBackpropFilters';
+        const [srcShape, diffDstShape] = transposed ? [problem.outputDelta, problem.input] : [problem.input, problem.outputDelta];
+        const geometry = computeGeometry(
+            transposed ? 'ConvTransposeBackpropFilters' : 'ConvolutionBackpropFilters',
+            {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}},
+            problem.attrs);
+        expect(planWideTiles(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'))).not.toBeNull();
+        const inputValues = seededValues(size(problem.input), 7);
+        const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
+        const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];
+        expect(srcShape.length).toBe(diffDstShape.length);
+        const expected = computeFilterGradient(geometry, srcValues, diffDstValues);
+        const input = place(inputValues, problem.input);
+        const outputDelta = place(outputDeltaValues, problem.outputDelta);
+        const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
+        const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
+        const before = resourceCounts();
+        const result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
+                                    convolutionBackpropFilters(input, outputDelta, problem.attrs);
+        expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
+            .withContext('the multi-target draw ran').toBe(true);
+        expectClose(result.dataSync(), expected, problem.name, 1e-4, 1e-4);
+        result.dispose();
+        expect(resourceCounts()).toEqual(before);
+        tf.dispose([input, outputDelta]);
+      });
+    }
+  });
+}
