@@ -1,4 +1,4 @@
-import type {KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
+import type {KernelConfig, KernelFunc, NamedTensorInfoMap, TensorInfo} from '@tensorflow/tfjs-core';
 import {env} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
@@ -8,12 +8,13 @@ import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
 import {makeTargets, maxRenderTargets, runMultiTarget} from './multi_target';
 import {planReduction} from './reduction_plan';
+import {ArrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
 import {ArrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
 
 /**
- * The tfjs flag choosing, on WebGL 2, the multi-target pass 1 for dense channels-last problems
- * (see wide_tiles.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET', false)` runs
- * the single-target program there instead. Defaults to true.
+ * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems (dense:
+ * wide_tiles.ts; depthwise: wide_taps.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET',
+ * false)` runs the single-target programs there instead. Defaults to true.
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
 
@@ -27,26 +28,43 @@ export function registerMultiTargetFlag() {
 }
 
 /**
- * Pass 1 as wide tiles written to several render targets, then their arrangement; null when
- * the problem has no wide tile or its targets would need folded textures.
+ * The multi-target passes (WebGL 2): wide tiles for dense channels-last problems, wide taps
+ * for depthwise ones, each followed by its arrangement into the filter layout; null when the
+ * problem has neither, an input's texture cannot be read directly, or the targets would need
+ * folded textures (the single-target programs then run).
  */
-function runWideTiles(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo):
+function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, inputs: NamedTensorInfoMap):
     TensorInfo | null {
-  const tiles = planWideTiles(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'));
-  if (tiles === null) return null;
-  const targets = makeTargets(webgl, tiles.srcPairs * tiles.diffDstPairs, tiles.targetRows, tiles.targetColumns);
-  if (targets === null) return null;
+  const maxTargets = maxRenderTargets(webgl);
+  const maxTextureSize = env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
+  const tiles = planWideTiles(geometry, maxTargets, maxTextureSize);
+  const taps = tiles === null ? planWideTaps(geometry, maxTargets, maxTextureSize) : null;
+  if (tiles === null && taps === null) return null;
+  const src = matrixView(webgl, inputs[geometry.src.name]!, true);
+  const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, true);
   try {
-    const texture = (view: TensorInfo) => {
-      const texShape = webgl.texData.get(view.dataId).texShape!;
-      const [rows, columns] = view.shape;
-      return {texShape, columns, folded: texShape[0] !== rows + rows % 2 || texShape[1] !== columns + columns % 2};
-    };
-    runMultiTarget(webgl, wideTilesProgram(geometry, tiles, {src: texture(src), diffDst: texture(diffDst)}), [src, diffDst], targets);
-    const arrange = new ArrangeWideTilesProgram(geometry, tiles);
-    return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
+    const srcLayout = textureLayout(webgl, src.view, true);
+    const diffDstLayout = textureLayout(webgl, diffDst.view, true);
+    if (srcLayout === null || diffDstLayout === null) return null;
+    const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded') =>
+        ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded'});
+    const textures = {src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)};
+    const [count, rows, columns] = tiles !== null ? [tiles.srcPairs * tiles.diffDstPairs, tiles.targetRows, tiles.targetColumns] :
+                                                    [Math.ceil(taps!.taps / 2), taps!.targetRows, taps!.targetColumns];
+    const targets = makeTargets(webgl, count, rows, columns);
+    if (targets === null) return null;
+    try {
+      const program = tiles !== null ? wideTilesProgram(geometry, tiles, textures) : wideTapsProgram(geometry, taps!, textures);
+      runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
+      const arrange = tiles !== null ? new ArrangeWideTilesProgram(geometry, tiles) : new ArrangeWideTapsProgram(geometry, taps!);
+      return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
+    } finally {
+      for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
+    }
   } finally {
-    for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
+    for (const temporary of [src.temporary, diffDst.temporary]) {
+      if (temporary !== undefined) webgl.disposeIntermediateTensorInfo(temporary);
+    }
   }
 }
 
@@ -138,6 +156,10 @@ function filterGradientKernel(op: OpName): KernelFunc {
       return webgl.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
     }
     const webgl2 = env().getNumber('WEBGL_VERSION') === 2;
+    if (webgl2 && env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET)) {
+      const result = runMultiTargetPasses(webgl, geometry, inputs);
+      if (result !== null) return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
+    }
     const plan = planReduction(geometry);
     const packed = plan.mode === 'packedTiles';
     const src = matrixView(webgl, inputs[geometry.src.name]!, packed);
@@ -146,10 +168,6 @@ function filterGradientKernel(op: OpName): KernelFunc {
     try {
       const srcLayout = webgl2 ? textureLayout(webgl, src.view, packed) : null;
       const diffDstLayout = webgl2 ? textureLayout(webgl, diffDst.view, packed) : null;
-      if (packed && srcLayout !== null && diffDstLayout !== null && env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET)) {
-        const result = runWideTiles(webgl, geometry, src.view, diffDst.view);
-        if (result !== null) return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
-      }
       const directReads = srcLayout === 'rowMajor' && diffDstLayout === 'rowMajor';
       const partialProgram = new FilterGradientProgram(geometry, plan, webgl2, directReads);
       const partial =

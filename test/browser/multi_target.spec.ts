@@ -1,15 +1,18 @@
 /**
- * The multi-target pass 1 (kernels/webgl/wide_tiles.ts) on problems chosen for its edges:
- * ragged tiles, odd channel counts, groups, odd rows (a texel's halves in two rows), strides
- * and dilations (two src texels a step), pointwise problems whose splits end at odd positions,
- * 3-D, the transposed op, and inputs in folded textures (WEBGL_MAX_TEXTURE_SIZE 64). Each
- * problem must run the multi-target draw (several draw buffers) and match the TypeScript
- * loops, with no texture or tensor left behind.
+ * The multi-target passes on problems chosen for their edges. Wide tiles (dense,
+ * kernels/webgl/wide_tiles.ts): ragged tiles, odd channel counts, groups, odd rows (a texel's
+ * halves in two rows), strides and dilations (two src texels a step), pointwise problems whose
+ * splits end at odd positions, 3-D, the transposed op. Wide taps (depthwise, wide_taps.ts):
+ * odd widths, padding at both ends, strides, dilations, a tap block overhanging the kernel,
+ * an odd channel count, 1-D and 3-D. All also with inputs in folded textures
+ * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
+ * buffers) and match the TypeScript loops, with no texture or tensor left behind.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {
   computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters,
@@ -40,6 +43,20 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 1, 1], filterShape: [2, 3, 3]}},
   {name: 'transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 5, 5, 8], outputDelta: [2, 10, 10, 6],
     attrs: {strides: [2, 2], filterShape: [2, 2]}},
+  {name: 'depthwise 3×3 same, odd width', input: [2, 6, 7, 8], outputDelta: [2, 6, 7, 8],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 8, filterShape: [3, 3]}},
+  {name: 'depthwise stride 2, asymmetric pads', input: [2, 9, 12, 6], outputDelta: [2, 4, 6, 6],
+    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 6, filterShape: [3, 3]}},
+  {name: 'depthwise dilation 2, 5 channels', input: [1, 9, 11, 5], outputDelta: [1, 5, 7, 5],
+    attrs: {strides: [1, 1], dilations: [2, 2], groups: 5, filterShape: [3, 3]}},
+  {name: 'depthwise 1×17 (a tap block overhangs the kernel)', input: [1, 3, 21, 4], outputDelta: [1, 3, 13, 4],
+    attrs: {strides: [1, 1], padsBegin: [0, 4], padsEnd: [0, 4], groups: 4, filterShape: [1, 17]}},
+  {name: 'depthwise 1-D, stride 3, kernel wider than the input', input: [3, 4, 4], outputDelta: [3, 2, 4],
+    attrs: {strides: [3], padsBegin: [3], padsEnd: [3], groups: 4, filterShape: [5]}},
+  {name: 'depthwise 3-D', input: [1, 4, 5, 6, 4], outputDelta: [1, 4, 5, 6, 4],
+    attrs: {strides: [1, 1, 1], autoPad: 'same_lower', groups: 4, filterShape: [2, 3, 3]}},
+  {name: 'depthwise transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 6],
+    attrs: {strides: [2, 2], groups: 6, filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
 
 const ENVIRONMENTS = [
@@ -52,7 +69,7 @@ const ENVIRONMENTS = [
 const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
 
 for (const environment of ENVIRONMENTS) {
-  describe(`webgl wide tiles (multi-target), ${environment.name}:`, () => {
+  describe(`webgl multi-target passes, ${environment.name}:`, () => {
     const backendName = `webgl-wide-${environment.name.replace(/\W+/g, '-')}`;
     const previousFlags: Record<string, number | boolean> = {};
     const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
@@ -82,7 +99,8 @@ for (const environment of ENVIRONMENTS) {
             transposed ? 'ConvTransposeBackpropFilters' : 'ConvolutionBackpropFilters',
             {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}},
             problem.attrs);
-        expect(planWideTiles(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'))).not.toBeNull();
+        const maxTextureSize = tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
+        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize)).not.toBeNull();
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
         const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];

@@ -1,0 +1,74 @@
+import type {MultiTargetProgram} from './multi_target';
+
+/**
+ * Direct reads of packed 2-D views [positions, channels] for the multi-target programs: the
+ * shader reads the texel holding an element itself, with the texture's size as a uniform, so
+ * no shape is baked into the text.
+ */
+/** A packed 2-D view's texture: its shape as tfjs records it (in elements) and whether it is folded. */
+export interface PackedTexture {
+  readonly texShape: readonly number[];
+  /** The view's columns (elements per position). */
+  readonly columns: number;
+  /** Texels in order but wrapped at the texture's width (see textureLayout in filter_gradient_kernel.ts). */
+  readonly folded: boolean;
+}
+
+/**
+ * GLSL reading the texel that holds element (row, col) of a packed view: at (row/2, col/2) for
+ * a row-major texture (one multiply-add for uv); a folded one wraps the texel index
+ * (row/2) · ⌈columns/2⌉ + col/2 at the texture's width (uniform `${name}Folding`), as tfjs's
+ * packedUVfrom2D does.
+ */
+function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
+  const Name = name[0].toUpperCase() + name.slice(1);
+  return texture.folded ? `vec4 read${Name}(int row, int col) {
+        int texel = (row / 2) * ${name}Folding.x + col / 2;
+        int texelRow = texel / ${name}Folding.y;
+        return texture(${name}, (vec2(texel - texelRow * ${name}Folding.y, texelRow) + 0.5) * ${name}TexelScale);
+      }` : `vec4 read${Name}(int row, int col) {
+        return texture(${name}, (vec2(col, row) + 0.5) * ${name}TexelScale);
+      }`;
+}
+
+/** The uniforms readFunction's code uses: the reciprocal texture size (in elements, or texels when folded) and the folding. */
+function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
+    MultiTargetProgram['uniforms'] {
+  const [height, width] = texture.texShape;
+  const texelWidth = Math.ceil(width / 2);
+  return [
+    {name: `${name}TexelScale`, type: 'vec2', values: texture.folded ? [1 / texelWidth, 2 / height] : [1 / width, 1 / height]},
+    {name: `${name}Folding`, type: 'ivec2', values: [Math.ceil(texture.columns / 2), texelWidth]},
+  ];
+}
+
+type Inputs = {src: PackedTexture; diffDst: PackedTexture};
+
+/**
+ * The start of a multi-target fragment shader reading src and diffDst: version, precisions,
+ * samplers and their uniforms, readSrc / readDiffDst (row, col) → the texel holding that
+ * element, and isOdd.
+ */
+export function packedReadsHeader(textures: Inputs): string {
+  return `#version 300 es
+      precision highp float;
+      precision highp int;
+      precision highp sampler2D;
+      uniform sampler2D src;
+      uniform sampler2D diffDst;
+      uniform vec2 srcTexelScale;
+      uniform vec2 diffDstTexelScale;
+      uniform ivec2 srcFolding;
+      uniform ivec2 diffDstFolding;
+      // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.${
+      (['src', 'diffDst'] as const).map(name => `
+      ${readFunction(name, textures[name])}`).join('')}
+      bool isOdd(int i) {
+        return i - 2 * (i / 2) != 0;
+      }`;
+}
+
+/** The values of packedReadsHeader's uniforms. */
+export function packedReadsUniforms(textures: Inputs): MultiTargetProgram['uniforms'] {
+  return (['src', 'diffDst'] as const).flatMap(name => textureUniforms(name, textures[name]));
+}

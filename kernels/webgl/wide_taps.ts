@@ -1,0 +1,230 @@
+import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
+
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {decodeFilterIndex, filterAxesInLayoutOrder, INSIDE_FUNCTIONS, position, tensorUniforms, Uniform} from './filter_gradient_program';
+import type {MultiTargetProgram} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {MAX_SPLITS, ReductionPlan, splitReduction} from './reduction_plan';
+
+/** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
+export interface WideTaps {
+  /** Taps per fragment (a block of the innermost kernel axis). */
+  readonly taps: number;
+  /** Blocks of `taps` along the innermost kernel axis. */
+  readonly tapBlocks: number;
+  /** Kernel rows: the kernel's depth × height. */
+  readonly kernelRows: number;
+  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  /** Each target's texels: [splits · kernelRows · tapBlocks, channel pairs]. */
+  readonly targetRows: number;
+  readonly targetColumns: number;
+}
+
+/**
+ * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
+ * each) in channels-last data, given how many targets a draw may write and the largest texture
+ * side tfjs allocates unfolded; null for any other problem or when the targets cannot fit.
+ */
+export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): WideTaps | null {
+  if (geometry.dataFormat !== 'NXC' || geometry.src.channelsPerGroup !== 1 || geometry.diffDst.channelsPerGroup !== 1 ||
+      geometry.groups < 2) {
+    return null;
+  }
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  // At most 8 taps (4 targets): SwiftShader lost its context on the 16-tap shader (3 × 9 texel reads and 32 selects a step).
+  const taps = Math.min(w.kernelSize, 2 * Math.min(4, maxTargets));
+  const tapBlocks = Math.ceil(w.kernelSize / taps);
+  const kernelRows = d.kernelSize * h.kernelSize;
+  const channelPairs = Math.ceil(geometry.groups / 2);
+  const maxSplits = Math.floor(maxTextureSize / (kernelRows * tapBlocks));
+  if (maxSplits < 1 || channelPairs > maxTextureSize) return null;
+  const plan = splitReduction(geometry, 2 * taps, Math.min(MAX_SPLITS, maxSplits));
+  return {taps, tapBlocks, kernelRows, plan, targetRows: plan.splits * kernelRows * tapBlocks, targetColumns: channelPairs};
+}
+
+/**
+ * Pass 1 of the webgl filter gradient for depthwise channels-last problems on WebGL 2, as a
+ * multi-target program (see multi_target.ts): a fragment sums, for one channel pair and one
+ * kernel row (depth, height), a block of `taps` neighbouring taps along the innermost axis over
+ * one split of the diffDst rows, reading packed 2-D views [positions, channels] directly (a
+ * texel: two channels of two neighbouring positions). Target q holds taps 2q and 2q + 1 as
+ * (tap 2q: channel 0, channel 1; tap 2q + 1: channel 0, channel 1).
+ *
+ * A step takes the diffDst texel of two positions and the src texels spanning every tap's two
+ * src positions — ⌈((taps − 1)·dilation + stride + 1) / 2⌉ + 1 texels, 3 for 3 taps at stride
+ * 1 or 2 — for 4 · taps multiply-adds: the taps share src texels, where the single-target
+ * program reads one value per tap and position. Where a tap or a position falls outside (the
+ * ends of a row) each product is selected, not multiplied by 0 (0 · Infinity is NaN); in
+ * between, none is.
+ *
+ * Cache key: the shader text, which bakes in the block of taps, the stride and the dilation
+ * along the innermost axis (they decide which texel half each value comes from); sizes, the
+ * other strides, pads and dilations, the split and the textures' sizes are uniforms.
+ */
+export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
+                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+  const {taps, plan} = wide;
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  const stride = w.stride;
+  const dilation = w.dilation;
+  const ints: Uniform[] = [
+    ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
+    ['srcSize', 'ivec3', each(axis => axis.srcSize)],
+    ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
+    ['stride', 'ivec3', each(axis => axis.stride)],
+    ['dilation', 'ivec3', each(axis => axis.dilation)],
+    ['padBegin', 'ivec3', each(axis => axis.padBegin)],
+    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
+    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+    ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, wide.tapBlocks, wide.kernelRows]],
+  ];
+  const targetCount = Math.ceil(taps / 2);
+  const targets = Array.from({length: targetCount}, (_, q) => q);
+  // src positions of the step relative to tap 0's first: tap t reads t·dilation (first
+  // position) and t·dilation + stride (second). Texel m starts `odd` positions before tap 0's.
+  const offsets = (t: number) => [t * dilation, t * dilation + stride];
+  const texelCount = ((taps - 1) * dilation + stride + 1 >> 1) + 1;
+  const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
+  const value = (p: number) => `x${p}`;
+  const values = [...used].sort((a, b) => a - b).map(p => `
+            vec2 ${value(p)} = odd ? t${p + 1 >> 1}.${(p + 1) % 2 === 1 ? 'zw' : 'xy'} : t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'};`).join('');
+  // One step at diffDst positions (pw, pw + 1) of the row; `tested`: outside the middle range.
+  const step = (tested: boolean) => {
+    const lanes = (q: number, position: 0 | 1) => [2 * q, 2 * q + 1].map(t => {
+      if (t >= taps) return 'vec2(0.0)';
+      const x = value(offsets(t)[position]);
+      const y = position === 0 ? 'y.xy' : 'y.zw';
+      return tested ? `valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${x} * ${y} : vec2(0.0)` :
+                      `${x} * ${y}`;
+    });
+    return `
+            vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);
+            int w = pw * ${stride} + shift.z;${tested ? `
+            bool validA = pw >= 0;
+            bool validB = pw + 1 < diffDstSize.z;` : ''}
+            int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);${
+        Array.from({length: texelCount}, (_, m) => `
+            vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('')}${values}${targets.map(q => `
+            sum${q} += vec4(${lanes(q, 0).join(', ')}) + vec4(${lanes(q, 1).join(', ')});`).join('')}`;
+  };
+  const source = `${packedReadsHeader(textures)}
+      ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
+      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+${INSIDE_FUNCTIONS}
+      bool insideRow(int w) {
+        return w >= 0 && w < srcSize.z;
+      }
+
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        // Rows of targets: (split, kernel row, tap block); columns: channel pairs.
+        int rest = fragment.y;
+        int tapBlock = rest - sizes.z * (rest / sizes.z);
+        rest /= sizes.z;
+        int kernelRow = rest - sizes.w * (rest / sizes.w);
+        int split = rest / sizes.w;
+        ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
+        k.y = kernelRow - k.x * kernelSize.y;
+        int channel = 2 * fragment.x;
+        ivec3 shift = k * dilation - padBegin;
+        ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
+        ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
+                          endInside(shift.y, stride.y, srcSize.y, diffDstSize.y));
+        // Steps (pw, pw + 1) whose positions are inside diffDst and whose real taps (the block
+        // may overhang the kernel: those lanes are never stored) are all inside src.
+        int lastTap = min(${taps}, kernelSize.z - k.z) - 1;
+        int middleFirst = firstInside(shift.z, ${stride});
+        int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);
+        ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
+        int rowBegin = split * sizes.x;
+        for (int r = 0; r < sizes.x; r++) {
+          int row = rowBegin + r;
+          if (row >= sizes.y) break;
+          int outer = row / diffDstSize.y;
+          int ph = row - outer * diffDstSize.y;
+          int n = outer / diffDstSize.x;
+          int pd = outer - n * diffDstSize.x;
+          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
+          ivec3 p = ivec3(pd, ph, 0);
+          ivec3 tap = p * stride + shift;
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', 'channel', 'tap')} + shift.z;
+          int srcCol = ${position('src', 'Col', 'n', 'channel', 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', 'channel', 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', 'channel', 'p')};
+          // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
+          // texel's second half. The src half each value comes from is the same all along.
+          int pw = isOdd(diffDstRow) ? -1 : 0;
+          bool odd = isOdd(srcRow + pw * ${stride});
+          int testedEnd = min(middleFirst, diffDstSize.z);
+          for (; pw < testedEnd; pw += 2) {${step(true)}
+          }
+          for (; pw < middleEnd; pw += 2) {${step(false)}
+          }
+          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
+          }
+        }
+        ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
+      }
+`;
+  return {source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...ints.map(([name, type, values]) => ({name, type, values}))]};
+}
+
+/**
+ * Pass 2 after wideTapsProgram: adds the splits of each filter element from the target that
+ * holds it and writes it where the requested layout puts it, [filterSize].
+ * Cache key: the taps per fragment and the order of the filter axes (with shape uniforms, no shapes).
+ */
+export class ArrangeWideTapsProgram implements GPGPUProgram {
+  readonly variableNames: string[];
+  readonly outputShape: number[];
+  readonly userCode: string;
+  readonly enableShapeUniforms = true;
+  /** The targets as they are (tfjs would otherwise unpack each first): a read is a texel, the element one of its lanes. */
+  readonly packedInputs = true;
+  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
+  private readonly uniformValues: number[][];
+
+  constructor(geometry: FilterGradientGeometry, wide: WideTaps) {
+    const {taps} = wide;
+    this.variableNames = Array.from({length: Math.ceil(taps / 2)}, (_, q) => `target${q}`);
+    this.outputShape = [geometry.filterSize];
+    const [d, h, w] = spatialAxesAs3d(geometry.axes);
+    const filterAxes = filterAxesInLayoutOrder(geometry);
+    this.customUniforms = [
+      {name: 'filterAxisStrides', type: 'int', arrayIndex: filterAxes.length},
+      {name: 'kernelSize', type: 'ivec3'},
+      {name: 'tiling', type: 'ivec3'},  // tap blocks, kernel rows, splits
+    ];
+    this.uniformValues = [
+      filterAxes.map(axis => axis.stride), [d.kernelSize, h.kernelSize, w.kernelSize],
+      [wide.tapBlocks, wide.kernelRows, wide.plan.splits],
+    ];
+    const reads = this.variableNames.map((name, q) => `${q > 0 ? ' else ' : ''}if (target == ${q}) {
+          for (int s = 0; s < tiling.z; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col)[lane];
+        }`).join('');
+    this.userCode = `
+      void main() {
+        int rest = getOutputCoords();
+        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
+        int tapBlock = k.z / ${taps};
+        int tap = k.z - tapBlock * ${taps};
+        int target = tap / 2;
+        int pair = diffDstChannel / 2;
+        int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
+        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns].
+        int row = 2 * ((k.x * kernelSize.y + k.y) * tiling.x + tapBlock);
+        int col = 2 * pair;
+        int splitRows = 2 * tiling.y * tiling.x;
+        float sum = 0.0;
+        ${reads}
+        setOutput(sum);
+      }
+    `;
+  }
+
+  uniforms(): number[][] {
+    return this.uniformValues;
+  }
+}
