@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX]`: our webgl kernel against tfjs's built-in webgl
+ * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX] [--inputs uploaded|packed]`: our webgl kernel against tfjs's built-in webgl
  * filter gradients (Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropFilter,
  * Conv3DBackpropFilterV2) on the same tensors in the same headless Chromium, round-robin.
  *
@@ -32,9 +32,18 @@ export interface WebglWorkload {
   args: ReturnType<typeof toOpArguments>;
 }
 
+/**
+ * How x and dy reach the kernels: 'uploaded' — made on the CPU and uploaded as they are
+ * (unpacked textures: what tfjs's built-in kernels read, so only ours converts them);
+ * 'packed' — made by a packed tfjs op, as in a model running with WEBGL_PACK (the default),
+ * so only the built-in ones convert them.
+ */
+export type InputPlacement = 'uploaded' | 'packed';
+
 export interface WebglPageInput {
   workloads: WebglWorkload[];
   runs: number;
+  inputs: InputPlacement;
 }
 
 export interface WebglImplResult {
@@ -70,6 +79,7 @@ export interface WebglPageResult {
   packed: boolean;
   tfjs: string;
   runs: number;
+  inputs: InputPlacement;
   workloads: WebglWorkloadResult[];
 }
 
@@ -97,10 +107,11 @@ interface Options {
   out: string | null;
   /** Only the workloads whose name matches (for quick comparisons while tuning). */
   only: RegExp | null;
+  inputs: InputPlacement;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {runs: 5, out: path.resolve(__dirname, 'results'), only: null};
+  const options: Options = {runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = inline ?? argv[i + 1];
@@ -111,11 +122,14 @@ function parseOptions(argv: readonly string[]): Options {
     } else if (flag === '--out') {
       if (value === undefined) throw new Error('--out needs a value');
       options.out = value === '-' ? null : path.resolve(value);
+    } else if (flag === '--inputs') {
+      if (value !== 'uploaded' && value !== 'packed') throw new Error(`--inputs takes 'uploaded' or 'packed', got '${value}'`);
+      options.inputs = value;
     } else if (flag === '--only') {
       if (value === undefined) throw new Error('--only needs a regular expression');
       options.only = new RegExp(value);
     } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX)`);
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed)`);
     }
   }
   return options;
@@ -147,11 +161,15 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: webgl\n');
   out.push(`Code: ${sourceState()}.`);
-  out.push(`\`npm run bench:webgl\`${page.runs !== 5 ? ` -- --runs ${page.runs}` : ''}; ${
+  const flags = [page.runs !== 5 ? `--runs ${page.runs}` : '', page.inputs !== 'uploaded' ? `--inputs ${page.inputs}` : ''].filter(Boolean);
+  out.push(`\`npm run bench:webgl${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}\`; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${seconds.toFixed(0)} s. Headless ${
       /Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, renderer ${page.renderer}, WebGL ${page.webglVersion}${
       page.packed ? ' (packed)' : ''}, tfjs ${page.tfjs}.`);
-  out.push(`Our kernel and tfjs's built-in one on the same tensors: 1 warm-up each (shader compiles; it also measures memory), ` +
+  out.push(`Our kernel and tfjs's built-in one on the same tensors, ${page.inputs === 'uploaded' ?
+      'made on the CPU and uploaded as they are (unpacked textures: tfjs\'s built-in kernels read them as they are, ours packs them on every call)' :
+      'made by a packed tfjs op, as a model\'s activations are under WEBGL_PACK (packed textures: ours reads them as they are, tfjs\'s built-in kernels unpack them on every call)'}` +
+           `: 1 warm-up each (shader compiles; it also measures memory), ` +
            `then ${page.runs} timed runs round-robin; a run is one call until its result is read back. GFLOP/s = ` +
            `2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. Workloads from benchdnn's lists, ` +
            `batch stated. SwiftShader runs WebGL on the (shared, noisy) CPU: compare columns of one run only.\n`);
@@ -264,7 +282,7 @@ async function main() {
   const page = path.join(root, 'bench', 'webgl_page.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
-  const input: WebglPageInput = {workloads, runs: options.runs};
+  const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs};
   const config = await karma.config.parseConfig(
       path.join(root, 'karma.conf.js'), {
         files: [{pattern: page, watched: false}],

@@ -12,7 +12,7 @@ import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersA
 
 import {summarize, Timing} from './report';
 import {peakTensorBytes} from './tensor_memory';
-import type {BuiltIn, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
+import type {BuiltIn, InputPlacement, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
 
 declare const __karma__: {config: {args: string[]}};
 
@@ -88,11 +88,18 @@ function hookTextureManager() {
 }
 
 /** Random x/dy, our call, and the built-in call for a workload at a batch. */
-function setUp(w: WebglWorkload, batch: number, seed: number) {
+function setUp(w: WebglWorkload, batch: number, seed: number, placement: InputPlacement) {
   const inputShape = [batch, ...w.args.inputShape.slice(1)];
   const outputDeltaShape = [batch, ...w.args.outputDeltaShape.slice(1)];
-  const input = tf.randomUniform(inputShape, -1, 1, 'float32', seed);
-  const outputDelta = tf.randomUniform(outputDeltaShape, -1, 1, 'float32', seed + 1);
+  // 'packed': through a packed op (tfjs's packed binary-op program), as a model's activations are.
+  const place = (t: tf.Tensor) => {
+    if (placement === 'uploaded') return t;
+    const placed = tf.tidy(() => tf.mul(t, tf.scalar(1)));
+    t.dispose();
+    return placed;
+  };
+  const input = place(tf.randomUniform(inputShape, -1, 1, 'float32', seed));
+  const outputDelta = place(tf.randomUniform(outputDeltaShape, -1, 1, 'float32', seed + 1));
   const ours = () => w.args.kind === 'conv' ?
       convolutionBackpropFilters(input, outputDelta, w.args.attrs as ConvolutionBackpropFiltersAttrs) :
       convTransposeBackpropFilters(input, outputDelta, w.args.attrs as ConvTransposeBackpropFiltersAttrs);
@@ -187,7 +194,7 @@ function relativeDifference(a: Float32Array, b: Float32Array, shape: readonly nu
 
 describe('webgl benchmark', () => {
   it('times our kernel and the built-in one', async () => {
-    const {workloads, runs} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
+    const {workloads, runs, inputs: placement} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
     expect(await tf.setBackend('webgl')).toBe(true);
     hookTextureManager();
     const gl = internals().gpgpu.gl;
@@ -199,12 +206,13 @@ describe('webgl benchmark', () => {
       packed: tf.env().getBool('WEBGL_PACK'),
       tfjs: tf.version_core,
       runs,
+      inputs: placement,
       workloads: [],
     };
     console.log(`renderer: ${page.renderer}, WebGL ${page.webglVersion}, tfjs ${page.tfjs}; ${runs} timed runs each`);
     for (const [index, w] of workloads.entries()) {
       const seed = 100 + 10 * index;
-      const bench = setUp(w, w.args.batch, seed);
+      const bench = setUp(w, w.args.batch, seed, placement);
       const result: WebglWorkloadResult =
           {name: w.name, flops: bench.geometry.flops, uploadPrograms: {}, ours: null, builtIn: null, secondBatch: null};
       try {
@@ -236,7 +244,7 @@ describe('webgl benchmark', () => {
       }
       // The same workload at another batch: the programs compiled by its first call.
       const otherBatch = w.args.batch + 1;
-      const other = setUp(w, otherBatch, seed + 5);
+      const other = setUp(w, otherBatch, seed + 5, placement);
       try {
         const uploadPrograms = upload([other.input, other.outputDelta]);
         const before = compiledPrograms();

@@ -108,6 +108,20 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
             vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('')}${values}${targets.map(q => `
             sum${q} += vec4(${lanes(q, 0).join(', ')}) + vec4(${lanes(q, 1).join(', ')});`).join('')}`;
   };
+  // The middle range slides: a step moves 2 · stride positions, `stride` texels, so the
+  // texels past the first `stride` are the next step's first ones.
+  const texels = Array.from({length: texelCount}, (_, m) => m);
+  const middle = `
+            int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
+            ${texels.map(m => `vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('\n            ')}
+            for (; pw < middleEnd; pw += 2) {
+              vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);${values}${targets.map(q => `
+              sum${q} += ${[0, 1].map(position => `vec4(${[2 * q, 2 * q + 1].map(t => t >= taps ? 'vec2(0.0)' :
+                  `${value(offsets(t)[position])} * ${position === 0 ? 'y.xy' : 'y.zw'}`).join(', ')})`).join(' + ')};`).join('')}
+              texelRow += ${2 * stride};
+              ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrc(texelRow + ${2 * m}, srcCol);`)
+                  .join('\n              ')}
+            }`;
   const source = `${packedReadsHeader(textures)}
       ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
@@ -160,7 +174,7 @@ ${INSIDE_FUNCTIONS}
           int testedEnd = min(middleFirst, diffDstSize.z);
           for (; pw < testedEnd; pw += 2) {${step(true)}
           }
-          for (; pw < middleEnd; pw += 2) {${step(false)}
+          if (pw < middleEnd) {${middle}
           }
           for (; pw < diffDstSize.z; pw += 2) {${step(true)}
           }
