@@ -2,16 +2,24 @@
 // needed), bundled offline by karma-esbuild. `npm run test:browser` runs it.
 process.env.CHROME_BIN = process.env.CHROME_BIN || '/usr/bin/chromium';
 
-/** Prints one closing line in the plain "N passed, N failed, N skipped" form CI logs are read for. */
+/**
+ * Prints the time per top-level describe block (to keep the suite's minutes in view) and one
+ * closing line in the plain "N passed, N failed, N skipped" form CI logs are read for.
+ */
 function SummaryReporter(baseReporterDecorator) {
   baseReporterDecorator(this);
   const counts = {passed: 0, failed: 0, skipped: 0};
+  const seconds = new Map();
   this.onSpecComplete = (browser, result) => {
     if (result.skipped || result.pending) counts.skipped++;
     else if (result.success) counts.passed++;
     else counts.failed++;
+    const block = result.suite[0] ?? '(top level)';
+    seconds.set(block, (seconds.get(block) ?? 0) + (result.time ?? 0) / 1000);
   };
   this.onRunComplete = () => {
+    const blocks = [...seconds].sort((a, b) => b[1] - a[1]).map(([name, s]) => `  ${s.toFixed(1).padStart(6)} s  ${name}`);
+    this.write(`\nseconds per describe block:\n${blocks.join('\n')}\n`);
     this.write(`\nbrowser: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   };
 }

@@ -7,9 +7,11 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgl';
+import type {GPGPUContext} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs, convTransposeBackpropFilters, ConvTransposeBackpropFiltersAttrs} from '../kernels/index';
 
+import {multiTargetPrograms} from '../kernels/webgl/multi_target';
 import {summarize, Timing} from './report';
 import {peakTensorBytes} from './tensor_memory';
 import type {BuiltIn, InputPlacement, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
@@ -25,15 +27,20 @@ interface TextureManager {
 interface WebglBackendInternals {
   binaryCache: Record<string, unknown>;
   uploadToGPU(dataId: object): void;
-  gpgpu: {gl: WebGLRenderingContext};
+  gpgpu: GPGPUContext;
   textureManager: TextureManager;
 }
 
 const internals = () => tf.backend() as unknown as WebglBackendInternals;
 
 /** Keys of the shader programs compiled so far by the webgl backend (its binary cache). */
+/** Cache keys of every compiled program: tfjs's, and our multi-target ones (kept by this package, not in tfjs's cache). */
+function programKeys(): string[] {
+  return [...Object.keys(internals().binaryCache), ...multiTargetPrograms(internals().gpgpu).map(p => `${p.name}_${p.key}`)];
+}
+
 function compiledPrograms(): Set<string> {
-  return new Set(Object.keys(internals().binaryCache));
+  return new Set(programKeys());
 }
 
 /**
@@ -42,7 +49,7 @@ function compiledPrograms(): Set<string> {
  */
 function programsSince(before: Set<string>): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const key of Object.keys(internals().binaryCache)) {
+  for (const key of programKeys()) {
     if (before.has(key)) continue;
     const name = key.split('_')[0] || 'program';
     counts[name] = (counts[name] ?? 0) + 1;

@@ -15,6 +15,8 @@ import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webg
  * it: only COLOR_ATTACHMENT0 attached and drawn to.
  */
 export interface MultiTargetProgram {
+  /** What kind of program this is, for counts (like the class names in tfjs's cache keys). */
+  readonly name: string;
   /** The complete fragment shader (GLSL ES 3.00); also the program's cache key. */
   readonly source: string;
   /** Sampler uniform of each input, in the order of the inputs. */
@@ -24,15 +26,21 @@ export interface MultiTargetProgram {
 }
 
 interface Compiled {
+  name: string;
   program: WebGLProgram & {vao: WebGLVertexArrayObject};
   locations: Map<string, WebGLUniformLocation | null>;
 }
 
 const compiledPrograms = new WeakMap<GPGPUContext, Map<string, Compiled>>();
 
-/** How many shaders this module has compiled for `gpgpu` (for the benchmark's program counts). */
+/** How many shaders this module has compiled for `gpgpu`. */
 export function multiTargetProgramCount(gpgpu: GPGPUContext): number {
   return compiledPrograms.get(gpgpu)?.size ?? 0;
+}
+
+/** The shaders this module has compiled for `gpgpu`, as (program name, cache key) (for the benchmark's counts). */
+export function multiTargetPrograms(gpgpu: GPGPUContext): Array<{name: string; key: string}> {
+  return [...(compiledPrograms.get(gpgpu)?.entries() ?? [])].map(([key, compiled]) => ({name: compiled.name, key}));
 }
 
 /** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4). */
@@ -58,7 +66,7 @@ function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {
   const linked = gpgpu.createProgram(shader) as unknown as Compiled['program'];
   gpgpu.buildVao(linked);
   const names = [...program.inputNames, ...program.uniforms.map(uniform => uniform.name)];
-  const compiled = {program: linked, locations: new Map(names.map(name => [name, gl.getUniformLocation(linked, name)]))};
+  const compiled = {name: program.name, program: linked, locations: new Map(names.map(name => [name, gl.getUniformLocation(linked, name)]))};
   cache.set(program.source, compiled);
   return compiled;
 }

@@ -182,7 +182,7 @@ ${INSIDE_FUNCTIONS}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...ints.map(([name, type, values]) => ({name, type, values}))]};
+  return {name: 'WideTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...ints.map(([name, type, values]) => ({name, type, values}))]};
 }
 
 /**

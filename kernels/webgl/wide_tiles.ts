@@ -207,6 +207,7 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
       }
 `;
   return {
+    name: 'WideTilesProgram',
     source,
     inputNames: ['src', 'diffDst'],
     uniforms: [
