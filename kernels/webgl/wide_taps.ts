@@ -15,7 +15,11 @@ export interface WideTaps {
   /** Kernel rows: the kernel's depth × height. */
   readonly kernelRows: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
-  /** Each target's texels: [splits · kernelRows · tapBlocks, channel pairs]. */
+  /**
+   * Each target's texels: [2 · splits · kernelRows · tapBlocks, 2 · ⌈channel pairs / 4⌉]: a 2×2
+   * block of texels per (split, kernel row, tap block) and 4 consecutive channel pairs (see
+   * wideTapsProgram).
+   */
   readonly targetRows: number;
   readonly targetColumns: number;
 }
@@ -36,10 +40,13 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const maxSplits = Math.floor(maxTextureSize / (kernelRows * tapBlocks));
-  if (maxSplits < 1 || channelPairs > maxTextureSize) return null;
+  const maxSplits = Math.floor(maxTextureSize / (2 * kernelRows * tapBlocks));
+  if (maxSplits < 1 || 2 * Math.ceil(channelPairs / 4) > maxTextureSize) return null;
   const plan = splitReduction(geometry, 2 * taps, Math.min(MAX_SPLITS, maxSplits));
-  return {taps, tapBlocks, kernelRows, plan, targetRows: plan.splits * kernelRows * tapBlocks, targetColumns: channelPairs};
+  return {
+    taps, tapBlocks, kernelRows, plan,
+    targetRows: 2 * plan.splits * kernelRows * tapBlocks, targetColumns: 2 * Math.ceil(channelPairs / 4),
+  };
 }
 
 /**
@@ -132,15 +139,19 @@ ${INSIDE_FUNCTIONS}
 
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
-        // Rows of targets: (split, kernel row, tap block); columns: channel pairs.
-        int rest = fragment.y;
+        // A 2×2 block of fragments — one SwiftShader quad, run in lockstep — takes 4 consecutive
+        // channel pairs, whose texels share a cache line, for one (split, kernel row, tap
+        // block): the block's row. Channel pair = 4 · block column + 2 · (y mod 2) + x mod 2.
+        ivec2 block = fragment / 2;
+        ivec2 inBlock = fragment - 2 * block;
+        int rest = block.y;
         int tapBlock = rest - sizes.z * (rest / sizes.z);
         rest /= sizes.z;
         int kernelRow = rest - sizes.w * (rest / sizes.w);
         int split = rest / sizes.w;
         ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
         k.y = kernelRow - k.x * kernelSize.y;
-        int channel = 2 * fragment.x;
+        int channel = 2 * (4 * block.x + 2 * inBlock.y + inBlock.x);
         ivec3 shift = k * dilation - padBegin;
         ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
         ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
@@ -227,10 +238,12 @@ export class ArrangeWideTapsProgram implements GPGPUProgram {
         int target = tap / 2;
         int pair = diffDstChannel / 2;
         int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
-        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns].
-        int row = 2 * ((k.x * kernelSize.y + k.y) * tiling.x + tapBlock);
-        int col = 2 * pair;
-        int splitRows = 2 * tiling.y * tiling.x;
+        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns]
+        // (blocks of 2×2 texels for 4 consecutive channel pairs, see wideTapsProgram).
+        int pairInBlock = pair - 4 * (pair / 4);
+        int row = 2 * (2 * ((k.x * kernelSize.y + k.y) * tiling.x + tapBlock) + pairInBlock / 2);
+        int col = 2 * (2 * (pair / 4) + pairInBlock - 2 * (pairInBlock / 2));
+        int splitRows = 4 * tiling.y * tiling.x;
         float sum = 0.0;
         ${reads}
         setOutput(sum);
