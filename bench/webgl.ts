@@ -147,8 +147,8 @@ interface KarmaApi {
 
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
 const OWN_PROGRAMS = new Set([
-  'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'ArrangeWideTilesProgram',
-  'WideTapsProgram', 'ArrangeWideTapsProgram',
+  'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'WideTapsProgram',
+  'ArrangeTargetsProgram',
 ]);
 
 const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);

@@ -8,8 +8,8 @@ import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
 import {makeTargets, maxRenderTargets, runMultiTarget} from './multi_target';
 import {planReduction} from './reduction_plan';
-import {ArrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
-import {ArrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
+import {arrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
+import {arrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
 
 /**
  * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems (dense:
@@ -56,7 +56,7 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     try {
       const program = tiles !== null ? wideTilesProgram(geometry, tiles, textures) : wideTapsProgram(geometry, taps!, textures);
       runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
-      const arrange = tiles !== null ? new ArrangeWideTilesProgram(geometry, tiles) : new ArrangeWideTapsProgram(geometry, taps!);
+      const arrange = tiles !== null ? arrangeWideTilesProgram(geometry, tiles) : arrangeWideTapsProgram(geometry, taps!);
       return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
     } finally {
       for (const target of targets) webgl.disposeIntermediateTensorInfo(target);

@@ -49,6 +49,25 @@ export function tensorUniforms(
 
 export type Uniform = [name: string, type: UniformType, values: number[]];
 
+/**
+ * The geometry as the uniforms every pass-1 program reads: src and diffDst sizes, strides,
+ * dilations and leading pads (ivec3, d/h/w), and both tensors' row and column strides (see
+ * tensorUniforms). The kernel size is left to the caller (one program reads filter strides instead).
+ */
+export function geometryUniforms(geometry: FilterGradientGeometry): Uniform[] {
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  return [
+    ['srcSize', 'ivec3', each(axis => axis.srcSize)],
+    ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
+    ['stride', 'ivec3', each(axis => axis.stride)],
+    ['dilation', 'ivec3', each(axis => axis.dilation)],
+    ['padBegin', 'ivec3', each(axis => axis.padBegin)],
+    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
+    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+  ];
+}
+
 function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; arrayIndex?: number}> {
   return uniforms.map(([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
 }
@@ -121,13 +140,7 @@ export class FilterGradientProgram implements GPGPUProgram {
     const uniforms: Uniform[] = [
       mode === 'single' ? ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)] :
                           ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-      ['srcSize', 'ivec3', each(axis => axis.srcSize)],
-      ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
-      ['stride', 'ivec3', each(axis => axis.stride)],
-      ['dilation', 'ivec3', each(axis => axis.dilation)],
-      ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-      ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
-      ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+      ...geometryUniforms(geometry),
       ['sizes', 'ivec4', [srcPerGroup, diffDstPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
     this.packedInputs = mode === 'packedTiles';
@@ -257,15 +270,7 @@ ${INSIDE_FUNCTIONS}${mode === 'kernelTaps' ? `
         int diffDstNextCol = diffDstNext * diffDstColStrides[1];` : ''}
 
         ${mode === 'single' ? 'float sum = 0.0;' : 'vec4 sum = vec4(0.0);'}
-        int rowBegin = split * sizes.z;
-        for (int i = 0; i < ${rowsPerSplit}; i++) {
-          int row = rowBegin + i;
-          if (row >= sizes.w) break;
-          int outer = row / diffDstSize.y;
-          int ph = row - outer * diffDstSize.y;
-          int n = outer / diffDstSize.x;
-          int pd = outer - n * diffDstSize.x;
-          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
+${splitRowsLoop(rowsPerSplit, 'sizes.z', 'sizes.w')}
           ivec3 p = ivec3(pd, ph, first.z);
           ivec3 tap = p * stride + shift;${rowSetup}
           int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
@@ -286,6 +291,23 @@ ${INSIDE_FUNCTIONS}${mode === 'kernelTaps' ? `
   uniforms(): number[][] {
     return this.uniformValues;
   }
+}
+
+/**
+ * GLSL opening the loop over a fragment's split of the diffDst rows (batch × depth × height):
+ * rows [split · perSplit, +perSplit) below `rows`, decoded into n, pd and ph, skipping those
+ * whose tap falls outside src in depth or height (first/end .x and .y). The caller closes it.
+ */
+export function splitRowsLoop(loopBound: string, perSplit: string, rows: string): string {
+  return `        int rowBegin = split * ${perSplit};
+        for (int i = 0; i < ${loopBound}; i++) {
+          int row = rowBegin + i;
+          if (row >= ${rows}) break;
+          int outer = row / diffDstSize.y;
+          int ph = row - outer * diffDstSize.y;
+          int n = outer / diffDstSize.x;
+          int pd = outer - n * diffDstSize.x;
+          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;`;
 }
 
 /** GLSL: the range of diffDst positions whose tap stays inside src along one axis. */

@@ -1,6 +1,8 @@
 import type {TensorInfo} from '@tensorflow/tfjs-core';
 import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
+import type {Uniform} from './filter_gradient_program';
+
 /**
  * Running a fragment shader that writes several render targets at once (WebGL 2 draw buffers),
  * which tfjs's runWebGLProgram cannot: it binds one output texture, and its shader header
@@ -23,6 +25,16 @@ export interface MultiTargetProgram {
   readonly inputNames: readonly string[];
   /** Integer uniforms (int arrays, ivecN) and float vec2 uniforms, set before each draw. */
   readonly uniforms: ReadonlyArray<{name: string; type: 'int' | 'ivec2' | 'ivec3' | 'ivec4' | 'vec2'; values: number[]}>;
+}
+
+/** GLSL declaring integer uniforms (int arrays sized by their values). */
+export function declareIntUniforms(uniforms: readonly Uniform[]): string {
+  return uniforms.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ');
+}
+
+/** Integer uniforms as runMultiTarget sets them. */
+export function intUniformValues(uniforms: readonly Uniform[]): MultiTargetProgram['uniforms'] {
+  return uniforms.map(([name, type, values]) => ({name, type, values}));
 }
 
 interface Compiled {

@@ -1,8 +1,7 @@
-import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
-
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {decodeFilterIndex, filterAxesInLayoutOrder, INSIDE_FUNCTIONS, position, tensorUniforms, Uniform} from './filter_gradient_program';
-import type {MultiTargetProgram} from './multi_target';
+import {ArrangeTargetsProgram} from './arrange_targets';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {MAX_SPLITS, ReductionPlan, splitReduction} from './reduction_plan';
 
@@ -77,13 +76,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
   const dilation = w.dilation;
   const ints: Uniform[] = [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ['srcSize', 'ivec3', each(axis => axis.srcSize)],
-    ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
-    ['stride', 'ivec3', each(axis => axis.stride)],
-    ['dilation', 'ivec3', each(axis => axis.dilation)],
-    ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
-    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+    ...geometryUniforms(geometry),
     ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, wide.tapBlocks, wide.kernelRows]],
   ];
   const targetCount = Math.ceil(taps / 2);
@@ -130,7 +123,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
                   .join('\n              ')}
             }`;
   const source = `${packedReadsHeader(textures)}
-      ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
+      ${declareIntUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
 ${INSIDE_FUNCTIONS}
       bool insideRow(int w) {
@@ -162,15 +155,7 @@ ${INSIDE_FUNCTIONS}
         int middleFirst = firstInside(shift.z, ${stride});
         int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);
         ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
-        int rowBegin = split * sizes.x;
-        for (int r = 0; r < sizes.x; r++) {
-          int row = rowBegin + r;
-          if (row >= sizes.y) break;
-          int outer = row / diffDstSize.y;
-          int ph = row - outer * diffDstSize.y;
-          int n = outer / diffDstSize.x;
-          int pd = outer - n * diffDstSize.x;
-          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
+${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
           ivec3 p = ivec3(pd, ph, 0);
           ivec3 tap = p * stride + shift;
           tap.z = 0;
@@ -193,65 +178,25 @@ ${INSIDE_FUNCTIONS}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {name: 'WideTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...ints.map(([name, type, values]) => ({name, type, values}))]};
+  return {name: 'WideTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /**
- * Pass 2 after wideTapsProgram: adds the splits of each filter element from the target that
- * holds it and writes it where the requested layout puts it, [filterSize].
- * Cache key: the taps per fragment and the order of the filter axes (with shape uniforms, no shapes).
+ * Pass 2 after wideTapsProgram: each element's texel and lane in the targets' packed views
+ * [2 · texel rows, 2 · texel columns], in blocks of 2×2 texels for 4 consecutive channel
+ * pairs (see wideTapsProgram and ArrangeTargetsProgram).
  */
-export class ArrangeWideTapsProgram implements GPGPUProgram {
-  readonly variableNames: string[];
-  readonly outputShape: number[];
-  readonly userCode: string;
-  readonly enableShapeUniforms = true;
-  /** The targets as they are (tfjs would otherwise unpack each first): a read is a texel, the element one of its lanes. */
-  readonly packedInputs = true;
-  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
-  private readonly uniformValues: number[][];
-
-  constructor(geometry: FilterGradientGeometry, wide: WideTaps) {
-    const {taps} = wide;
-    this.variableNames = Array.from({length: Math.ceil(taps / 2)}, (_, q) => `target${q}`);
-    this.outputShape = [geometry.filterSize];
-    const [d, h, w] = spatialAxesAs3d(geometry.axes);
-    const filterAxes = filterAxesInLayoutOrder(geometry);
-    this.customUniforms = [
-      {name: 'filterAxisStrides', type: 'int', arrayIndex: filterAxes.length},
-      {name: 'kernelSize', type: 'ivec3'},
-      {name: 'tiling', type: 'ivec3'},  // tap blocks, kernel rows, splits
-    ];
-    this.uniformValues = [
-      filterAxes.map(axis => axis.stride), [d.kernelSize, h.kernelSize, w.kernelSize],
-      [wide.tapBlocks, wide.kernelRows, wide.plan.splits],
-    ];
-    const reads = this.variableNames.map((name, q) => `${q > 0 ? ' else ' : ''}if (target == ${q}) {
-          for (int s = 0; s < tiling.z; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col)[lane];
-        }`).join('');
-    this.userCode = `
-      void main() {
-        int rest = getOutputCoords();
-        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
+export function arrangeWideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps): ArrangeTargetsProgram {
+  const {taps} = wide;
+  // tiling: tap blocks, kernel rows
+  return new ArrangeTargetsProgram(geometry, Math.ceil(taps / 2), [wide.tapBlocks, wide.kernelRows], wide.plan.splits, `
         int tapBlock = k.z / ${taps};
         int tap = k.z - tapBlock * ${taps};
         int target = tap / 2;
         int pair = diffDstChannel / 2;
         int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
-        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns]
-        // (blocks of 2×2 texels for 4 consecutive channel pairs, see wideTapsProgram).
         int pairInBlock = pair - 4 * (pair / 4);
-        int row = 2 * (2 * ((k.x * kernelSize.y + k.y) * tiling.x + tapBlock) + pairInBlock / 2);
+        int row = 2 * (2 * ((k.x * kernelSize.y + k.y) * tiling[0] + tapBlock) + pairInBlock / 2);
         int col = 2 * (2 * (pair / 4) + pairInBlock - 2 * (pairInBlock / 2));
-        int splitRows = 4 * tiling.y * tiling.x;
-        float sum = 0.0;
-        ${reads}
-        setOutput(sum);
-      }
-    `;
-  }
-
-  uniforms(): number[][] {
-    return this.uniformValues;
-  }
+        int splitRows = 4 * tiling[1] * tiling[0];`);
 }

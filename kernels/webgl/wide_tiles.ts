@@ -1,8 +1,7 @@
-import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
-
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {decodeFilterIndex, filterAxesInLayoutOrder, INSIDE_FUNCTIONS, position, tensorUniforms, Uniform} from './filter_gradient_program';
-import type {MultiTargetProgram} from './multi_target';
+import {ArrangeTargetsProgram} from './arrange_targets';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {MAX_SPLITS, packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
 
@@ -83,7 +82,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * multiply-adds: 6–8 reads per 64 instead of the single-target program's 3 per 8. Texel halves
  * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
- * ArrangeWideTilesProgram never reads.
+ * arrangeWideTilesProgram never reads.
  *
  * Cache key: the shader text, which bakes in only the tile shape (srcPairs, diffDstPairs);
  * sizes, strides, pads, dilations, groups, channel counts, the split and the textures' sizes
@@ -97,13 +96,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
   const ints: Uniform[] = [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ['srcSize', 'ivec3', each(axis => axis.srcSize)],
-    ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
-    ['stride', 'ivec3', each(axis => axis.stride)],
-    ['dilation', 'ivec3', each(axis => axis.dilation)],
-    ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
-    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+    ...geometryUniforms(geometry),
     ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
     ['tiling', 'ivec3', [tiles.srcBlocks, kernelVolume, geometry.groups]],
   ];
@@ -146,15 +139,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
         int srcRowStep = stride.z * srcRowStrides[4];
         int diffDstRowStep = diffDstRowStrides[4];
         ${sums}
-        int rowBegin = split * sizes.z;
-        for (int r = 0; r < sizes.z; r++) {
-          int row = rowBegin + r;
-          if (row >= sizes.w) break;
-          int outer = row / diffDstSize.y;
-          int ph = row - outer * diffDstSize.y;
-          int n = outer / diffDstSize.x;
-          int pd = outer - n * diffDstSize.x;
-          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;
+${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
           ivec3 p = ivec3(pd, ph, first.z);
           ivec3 tap = p * stride + shift;
           int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
@@ -183,7 +168,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
         }
 `;
   const source = `${packedReadsHeader(textures)}
-      ${ints.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ')}
+      ${declareIntUniforms(ints)}
       ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
 ${INSIDE_FUNCTIONS}
       void main() {
@@ -212,72 +197,31 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
     inputNames: ['src', 'diffDst'],
     uniforms: [
       ...packedReadsUniforms(textures),
-      ...ints.map(([name, type, values]) => ({name, type, values})),
+      ...intUniformValues(ints),
     ],
   };
 }
 
 /**
- * Pass 2 after wideTilesProgram: adds the splits of each filter element from the target that
- * holds it and writes it where the requested layout puts it, [filterSize].
- * Cache key: the tile shape and the order of the filter axes (with shape uniforms, no shapes).
+ * Pass 2 after wideTilesProgram: each element's texel and lane in the targets' packed views
+ * [2 · texel rows, 2 · texel columns] (see ArrangeTargetsProgram).
  */
-export class ArrangeWideTilesProgram implements GPGPUProgram {
-  readonly variableNames: string[];
-  readonly outputShape: number[];
-  readonly userCode: string;
-  readonly enableShapeUniforms = true;
-  /** The targets as they are (tfjs would otherwise unpack each first): a read is a texel, the element one of its lanes. */
-  readonly packedInputs = true;
-  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
-  private readonly uniformValues: number[][];
-
-  constructor(geometry: FilterGradientGeometry, tiles: WideTiles) {
-    const {srcPairs, diffDstPairs} = tiles;
-    const targetCount = srcPairs * diffDstPairs;
-    this.variableNames = Array.from({length: targetCount}, (_, t) => `target${t}`);
-    this.outputShape = [geometry.filterSize];
-    const [d, h, w] = spatialAxesAs3d(geometry.axes);
-    const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
-    const filterAxes = filterAxesInLayoutOrder(geometry);
-    this.customUniforms = [
-      {name: 'filterAxisStrides', type: 'int', arrayIndex: filterAxes.length},
-      {name: 'kernelSize', type: 'ivec3'},
-      // srcPerGroup, diffDstPerGroup, srcBlocks, kernel volume, groups, splits
-      {name: 'tiling', type: 'int', arrayIndex: 6},
-    ];
-    this.uniformValues = [
-      filterAxes.map(axis => axis.stride), [d.kernelSize, h.kernelSize, w.kernelSize],
-      [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, tiles.srcBlocks, kernelVolume, geometry.groups, tiles.plan.splits],
-    ];
-    const reads = this.variableNames.map((name, t) => `${t > 0 ? ' else ' : ''}if (target == ${t}) {
-          for (int s = 0; s < tiling[5]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col)[lane];
-        }`).join('');
-    this.userCode = `
-      void main() {
-        int rest = getOutputCoords();
-        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}
-        int group = diffDstChannel / tiling[1];
-        int diffDstInGroup = diffDstChannel - group * tiling[1];
+export function arrangeWideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles): ArrangeTargetsProgram {
+  const {srcPairs, diffDstPairs} = tiles;
+  const kernelVolume = geometry.axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
+  // tiling: diffDst channels per group, src blocks, kernel volume, groups
+  const tiling = [geometry.diffDst.channelsPerGroup, tiles.srcBlocks, kernelVolume, geometry.groups];
+  return new ArrangeTargetsProgram(geometry, srcPairs * diffDstPairs, tiling, tiles.plan.splits, `
+        int group = diffDstChannel / tiling[0];
+        int diffDstInGroup = diffDstChannel - group * tiling[0];
         int srcBlock = srcChannel / ${2 * srcPairs};
         int srcInTile = srcChannel - srcBlock * ${2 * srcPairs};
         int diffDstBlock = diffDstInGroup / ${2 * diffDstPairs};
         int diffDstInTile = diffDstInGroup - diffDstBlock * ${2 * diffDstPairs};
         int target = (srcInTile / 2) * ${diffDstPairs} + diffDstInTile / 2;
         int kernelIndex = (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
-        // The element's texel in the targets' packed views [2 · texel rows, 2 · texel columns], and its lane.
-        int row = 2 * ((group * tiling[3] + kernelIndex) * tiling[2] + srcBlock);
+        int row = 2 * ((group * tiling[2] + kernelIndex) * tiling[1] + srcBlock);
         int col = 2 * diffDstBlock;
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);
-        int splitRows = 2 * tiling[4] * tiling[3] * tiling[2];
-        float sum = 0.0;
-        ${reads}
-        setOutput(sum);
-      }
-    `;
-  }
-
-  uniforms(): number[][] {
-    return this.uniformValues;
-  }
+        int splitRows = 2 * tiling[3] * tiling[2] * tiling[1];`);
 }

@@ -19,7 +19,7 @@ import {
 } from '../../kernels/index';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
-import {packing} from '../helpers/webgl_flags';
+import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
 interface Problem {
   name: string;
@@ -71,25 +71,9 @@ const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
 for (const environment of ENVIRONMENTS) {
   describe(`webgl multi-target passes, ${environment.name}:`, () => {
     const backendName = `webgl-wide-${environment.name.replace(/\W+/g, '-')}`;
-    const previousFlags: Record<string, number | boolean> = {};
     const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
 
-    beforeAll(async () => {
-      const flags = {...environment.flags, WEBGL_CPU_FORWARD: false, [CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET]: true};
-      for (const [flag, value] of Object.entries(flags)) {
-        previousFlags[flag] = tf.env().get(flag) as number | boolean;
-        tf.env().set(flag, value);
-      }
-      tf.registerBackend(backendName, () => new MathBackendWebGL());
-      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
-      expect(await tf.setBackend(backendName)).toBe(true);
-    });
-
-    afterAll(() => {
-      for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
-      tf.removeBackend(backendName);
-      for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
-    });
+    useWebglBackend(backendName, {...environment.flags, [CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET]: true});
 
     for (const problem of PROBLEMS) {
       it(problem.name, () => {

@@ -18,7 +18,7 @@ import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhere} from '../helpers/run_case';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
-import {packing} from '../helpers/webgl_flags';
+import {packing, useWebglBackend} from '../helpers/webgl_flags';
 import {ReferenceAttrs, referenceFilterGradient} from '../reference';
 
 interface WebglEnvironment {
@@ -64,26 +64,10 @@ function size(shape: number[]) {
 for (const environment of ENVIRONMENTS) {
   describe(`webgl, ${environment.name}:`, () => {
     const backendName = `webgl-${environment.name.replace(/\W+/g, '-')}`;
-    const previousFlags: Record<string, number | boolean> = {};
     // Inputs made by a packed or an unpacked op, so they arrive on the GPU as the environment has them.
     const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
 
-    beforeAll(async () => {
-      // WEBGL_CPU_FORWARD off: small ops would otherwise run on the cpu and leave inputs off the GPU.
-      for (const [flag, value] of Object.entries({...environment.flags, WEBGL_CPU_FORWARD: false})) {
-        previousFlags[flag] = tf.env().get(flag) as number | boolean;
-        tf.env().set(flag, value);
-      }
-      tf.registerBackend(backendName, () => new MathBackendWebGL());
-      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
-      expect(await tf.setBackend(backendName)).toBe(true);
-    });
-
-    afterAll(() => {
-      for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
-      tf.removeBackend(backendName);
-      for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
-    });
+    useWebglBackend(backendName, environment.flags);
 
     it(`stores float${environment.tolerance < 1e-2 ? 32 : 16} textures, as the environment intends`, () => {
       // 1 + 1e-4 survives in float32 and rounds to 1 in float16 (whose spacing near 1 is ~1e-3).
@@ -158,7 +142,7 @@ for (const environment of ENVIRONMENTS) {
         const binaryCache = (backend as unknown as {binaryCache: Record<string, unknown>}).binaryCache;
         const ours = () => multiTargetProgramCount(backend.gpgpu) +
             Object.keys(binaryCache)
-                .filter(key => /^(FilterGradient|ArrangeTiles|ArrangeWideTiles|SumSplits)Program/.test(key)).length;
+                .filter(key => /^(FilterGradient|ArrangeTiles|ArrangeTargets|SumSplits)Program/.test(key)).length;
         // One problem per way pass 1 reads: packed tiles, tiles, kernel taps, single elements.
         const problems = [
           {input: [4, 4, 6], outputDelta: [4, 4, 4], attrs: {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]}},

@@ -1,3 +1,6 @@
+import * as tf from '@tensorflow/tfjs-core';
+import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
 /**
  * WEBGL_PACK and the flags whose defaults follow it (tfjs evaluates those once and caches them,
  * so switching packing between environments means setting them all).
@@ -9,4 +12,28 @@ export function packing(on: boolean): Record<string, boolean> {
   ];
   return Object.fromEntries(
       [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
+}
+
+/**
+ * Inside a describe block: before its specs, sets `flags` (and WEBGL_CPU_FORWARD off, so small
+ * ops do not leave inputs on the cpu), registers a fresh webgl backend under `backendName` with
+ * this package's webgl kernels and selects it; after them, removes it and restores the flags.
+ */
+export function useWebglBackend(backendName: string, flags: Record<string, number | boolean>) {
+  const previousFlags: Record<string, number | boolean> = {};
+  beforeAll(async () => {
+    for (const [flag, value] of Object.entries({...flags, WEBGL_CPU_FORWARD: false})) {
+      previousFlags[flag] = tf.env().get(flag) as number | boolean;
+      tf.env().set(flag, value);
+    }
+    tf.registerBackend(backendName, () => new MathBackendWebGL());
+    for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
+    expect(await tf.setBackend(backendName)).toBe(true);
+  });
+
+  afterAll(() => {
+    for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
+    tf.removeBackend(backendName);
+    for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
+  });
 }
