@@ -6,7 +6,9 @@ import type {FilterGradientGeometry} from '../../src/geometry';
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
-import {makeTargets, maxRenderTargets, runMultiTarget} from './multi_target';
+import type {ArrangeTargetsProgram} from './arrange_targets';
+import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
+import type {PackedTexture} from './packed_reads';
 import {planReduction} from './reduction_plan';
 import {arrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
 import {arrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
@@ -27,19 +29,46 @@ export function registerMultiTargetFlag() {
   flagRegistered = true;
 }
 
+/** A multi-target pass 1 planned for a problem, and its pass 2. */
+interface MultiTargetPass {
+  readonly targetCount: number;
+  readonly targetRows: number;
+  readonly targetColumns: number;
+  program(textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram;
+  arrange(): ArrangeTargetsProgram;
+}
+
+/** Wide tiles for dense channels-last problems, wide taps for depthwise ones; null for others. */
+function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number):
+    MultiTargetPass | null {
+  const tiles = planWideTiles(geometry, maxTargets, maxTextureSize);
+  if (tiles !== null) {
+    return {
+      targetCount: tiles.srcPairs * tiles.diffDstPairs, targetRows: tiles.targetRows, targetColumns: tiles.targetColumns,
+      program: textures => wideTilesProgram(geometry, tiles, textures),
+      arrange: () => arrangeWideTilesProgram(geometry, tiles),
+    };
+  }
+  const taps = planWideTaps(geometry, maxTargets, maxTextureSize);
+  if (taps !== null) {
+    return {
+      targetCount: Math.ceil(taps.taps / 2), targetRows: taps.targetRows, targetColumns: taps.targetColumns,
+      program: textures => wideTapsProgram(geometry, taps, textures),
+      arrange: () => arrangeWideTapsProgram(geometry, taps),
+    };
+  }
+  return null;
+}
+
 /**
- * The multi-target passes (WebGL 2): wide tiles for dense channels-last problems, wide taps
- * for depthwise ones, each followed by its arrangement into the filter layout; null when the
- * problem has neither, an input's texture cannot be read directly, or the targets would need
+ * The multi-target passes (WebGL 2) and their arrangement into the filter layout; null when
+ * the problem has none, an input's texture cannot be read directly, or the targets would need
  * folded textures (the single-target programs then run).
  */
 function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, inputs: NamedTensorInfoMap):
     TensorInfo | null {
-  const maxTargets = maxRenderTargets(webgl);
-  const maxTextureSize = env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
-  const tiles = planWideTiles(geometry, maxTargets, maxTextureSize);
-  const taps = tiles === null ? planWideTaps(geometry, maxTargets, maxTextureSize) : null;
-  if (tiles === null && taps === null) return null;
+  const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'));
+  if (pass === null) return null;
   const src = matrixView(webgl, inputs[geometry.src.name]!, true);
   const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, true);
   try {
@@ -48,15 +77,12 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     if (srcLayout === null || diffDstLayout === null) return null;
     const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded') =>
         ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded'});
-    const textures = {src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)};
-    const [count, rows, columns] = tiles !== null ? [tiles.srcPairs * tiles.diffDstPairs, tiles.targetRows, tiles.targetColumns] :
-                                                    [Math.ceil(taps!.taps / 2), taps!.targetRows, taps!.targetColumns];
-    const targets = makeTargets(webgl, count, rows, columns);
+    const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);
     if (targets === null) return null;
     try {
-      const program = tiles !== null ? wideTilesProgram(geometry, tiles, textures) : wideTapsProgram(geometry, taps!, textures);
+      const program = pass.program({src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)});
       runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
-      const arrange = tiles !== null ? arrangeWideTilesProgram(geometry, tiles) : arrangeWideTapsProgram(geometry, taps!);
+      const arrange = pass.arrange();
       return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
     } finally {
       for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
