@@ -1,4 +1,5 @@
 import type {TensorInfo} from '@tensorflow/tfjs-core';
+import {env} from '@tensorflow/tfjs-core';
 import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import type {Uniform} from './filter_gradient_program';
@@ -111,13 +112,32 @@ export function makeTargets(backend: MathBackendWebGL, count: number, rows: numb
   return targets;
 }
 
-/** Draws `program` over the targets' texels, reading `inputs`. */
+/**
+ * The parts of tfjs's webgl backend runWebGLProgram uses to time a program for tf.time /
+ * tf.profile (private in its typings, stable across 4.x).
+ */
+interface ProgramTimers {
+  activeTimers?: Array<{name: string; query: unknown}> | null;
+  startTimer(): unknown;
+  endTimer(query: unknown): unknown;
+  getQueryTime(query: unknown): Promise<number>;
+}
+
+/**
+ * Draws `program` over the targets' texels, reading `inputs` — as runWebGLProgram runs a
+ * program: timed under tf.time / tf.profile (by the program's name), and compiled but not drawn
+ * under ENGINE_COMPILE_ONLY (tfjs's warm-up mode that only compiles shaders).
+ */
 export function runMultiTarget(
     backend: MathBackendWebGL, program: MultiTargetProgram, inputs: readonly TensorInfo[],
     targets: readonly TensorInfo[]): void {
   const gpgpu = backend.gpgpu;
   const gl = gpgpu.gl as WebGL2RenderingContext;
   const {program: linked, locations} = compile(gpgpu, program);
+  if (env().getBool('ENGINE_COMPILE_ONLY')) return;
+  const timers = backend as unknown as ProgramTimers;
+  const timed = timers.activeTimers != null;
+  const query = timed ? timers.startTimer() : null;
   const [rows, columns] = targets[0].shape;
   gpgpu.setOutputPackedMatrixTexture(textureOf(backend, targets[0]), rows, columns);
   const attachments = targets.map((_, i) => gl.COLOR_ATTACHMENT0 + i);
@@ -146,4 +166,5 @@ export function runMultiTarget(
     for (let i = 1; i < targets.length; i++) gl.framebufferTexture2D(gl.FRAMEBUFFER, attachments[i], gl.TEXTURE_2D, null, 0);
     gl.drawBuffers([gl.COLOR_ATTACHMENT0]);
   }
+  if (timed) timers.activeTimers!.push({name: program.name, query: timers.getQueryTime(timers.endTimer(query))});
 }

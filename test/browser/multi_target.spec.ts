@@ -12,6 +12,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {
@@ -103,6 +104,59 @@ for (const environment of ENVIRONMENTS) {
         result.dispose();
         expect(resourceCounts()).toEqual(before);
         tf.dispose([input, outputDelta]);
+      });
+    }
+
+    if (environment === ENVIRONMENTS[0]) {
+      // As runWebGLProgram does for tfjs's programs.
+      const problem = PROBLEMS[0];
+      const multiTargetDraws = (drawBuffers: jasmine.Spy) =>
+          drawBuffers.calls.allArgs().filter(([buffers]) => Array.from(buffers as number[]).length > 1).length;
+
+      it('times the multi-target draw under tf.time / tf.profile, by program name', async () => {
+        const backend = tf.backend() as MathBackendWebGL;
+        const input = place(seededValues(size(problem.input), 7), problem.input);
+        const outputDelta = place(seededValues(size(problem.outputDelta), 8), problem.outputDelta);
+        let timed: string[] = [];
+        await backend.time(() => {
+          tf.dispose(convolutionBackpropFilters(input, outputDelta, problem.attrs));
+          const timers = (backend as unknown as {activeTimers: Array<{name: string}>}).activeTimers;
+          timed = timers.map(timer => timer.name);
+        });
+        expect(timed).toContain('WideTilesProgram');
+        expect(timed).toContain('ArrangeTargetsProgram');
+        tf.dispose([input, outputDelta]);
+      });
+
+      it('compiles but does not draw under ENGINE_COMPILE_ONLY', () => {
+        const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
+        // A tile shape no other spec here compiles (1 × 4 channel pairs).
+        const attrs = {strides: [1, 1], filterShape: [3, 3]};
+        const input = place(seededValues(4 * 4 * 2, 3), [1, 4, 4, 2]);
+        const outputDelta = place(seededValues(2 * 2 * 8, 4), [1, 2, 2, 8]);
+        const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
+        const compiled = multiTargetProgramCount((tf.backend() as MathBackendWebGL).gpgpu);
+        tf.env().set('ENGINE_COMPILE_ONLY', true);
+        try {
+          tf.dispose(convolutionBackpropFilters(input, outputDelta, attrs));
+        } finally {
+          tf.env().set('ENGINE_COMPILE_ONLY', false);
+        }
+        // tfjs's protocol after a compile-only pass, for its own programs (here the arrangement).
+        (tf.backend() as MathBackendWebGL).checkCompileCompletion();
+        (tf.backend() as MathBackendWebGL).getUniformLocations();
+        expect(multiTargetProgramCount((tf.backend() as MathBackendWebGL).gpgpu)).toBe(compiled + 1);
+        expect(multiTargetDraws(drawBuffers)).toBe(0);
+        // The compiled program then draws, and is not compiled again.
+        const geometry = computeGeometry(
+            'ConvolutionBackpropFilters', {input: {shape: [1, 4, 4, 2], dtype: 'float32'}, outputDelta: {shape: [1, 2, 2, 8], dtype: 'float32'}},
+            attrs);
+        const expected = computeFilterGradient(geometry, input.dataSync() as Float32Array, outputDelta.dataSync() as Float32Array);
+        const result = convolutionBackpropFilters(input, outputDelta, attrs);
+        expect(multiTargetDraws(drawBuffers)).toBe(1);
+        expect(multiTargetProgramCount((tf.backend() as MathBackendWebGL).gpgpu)).toBe(compiled + 1);
+        expectClose(result.dataSync(), expected, 'after compile-only', 1e-4, 1e-4);
+        tf.dispose([input, outputDelta, result]);
       });
     }
   });
