@@ -64,8 +64,12 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * between, none is.
  *
  * Cache key: the shader text, which bakes in the block of taps, the stride and the dilation
- * along the innermost axis (they decide which texel half each value comes from); sizes, the
- * other strides, pads and dilations, the split and the textures' sizes are uniforms.
+ * along the innermost axis (they decide which texel half each value comes from) and whether
+ * each input's texture is folded; sizes, the other strides, pads and dilations, the split and
+ * the textures' sizes are uniforms.
+ *
+ * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
+ * read), two channel pairs a fragment, separate loops for the two src parities.
  */
 export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {

@@ -77,16 +77,19 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * read directly (a texel holds two channels of two neighbouring positions), and writes pair
  * (i, j) to target i · diffDstPairs + j as the 2×2 texel (s0·d0, s0·d1, s1·d0, s1·d1).
  *
- * A step over two positions reads diffDstPairs diffDst texels and, per src pair, one src texel
- * when the two taps share it (stride 1, even tap row) or two, for 8 · srcPairs · diffDstPairs
- * multiply-adds: 6–8 reads per 64 instead of the single-target program's 3 per 8. Texel halves
+ * A step over two positions reads diffDstPairs diffDst texels and two src texels per src pair
+ * (one in the pointwise sweep, where src and diffDst rows coincide), for 8 · srcPairs ·
+ * diffDstPairs multiply-adds: 6–8 reads per 64 instead of the single-target program's 3 per 8.
+ * (A loop reading one src texel where the two taps share it, stride 1 and an even tap row, made
+ * 3×3 layers slower on SwiftShader: the shader's size costs more than the read.) Texel halves
  * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
  * arrangeWideTilesProgram never reads.
  *
- * Cache key: the shader text, which bakes in only the tile shape (srcPairs, diffDstPairs);
- * sizes, strides, pads, dilations, groups, channel counts, the split and the textures' sizes
- * are uniforms, so one program serves every problem with that tile shape and every batch size.
+ * Cache key: the shader text, which bakes in the tile shape (srcPairs, diffDstPairs), whether
+ * the problem is pointwise and whether each input's texture is folded; sizes, strides, pads,
+ * dilations, groups, channel counts, the split and the textures' sizes are uniforms, so one
+ * program serves every problem of that kind and every batch size.
  */
 export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles,
                                  textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
