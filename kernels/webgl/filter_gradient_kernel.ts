@@ -69,6 +69,9 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     TensorInfo | null {
   const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'));
   if (pass === null) return null;
+  // Targets first: when they cannot be made, no input has been converted for nothing.
+  const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);
+  if (targets === null) return null;
   const src = matrixView(webgl, inputs[geometry.src.name]!, true);
   const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, true);
   try {
@@ -77,18 +80,12 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     if (srcLayout === null || diffDstLayout === null) return null;
     const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded') =>
         ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded'});
-    const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);
-    if (targets === null) return null;
-    try {
-      const program = pass.program({src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)});
-      runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
-      const arrange = pass.arrange();
-      return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
-    } finally {
-      for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
-    }
+    const program = pass.program({src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)});
+    runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
+    const arrange = pass.arrange();
+    return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
   } finally {
-    for (const temporary of [src.temporary, diffDst.temporary]) {
+    for (const temporary of [...targets, src.temporary, diffDst.temporary]) {
       if (temporary !== undefined) webgl.disposeIntermediateTensorInfo(temporary);
     }
   }

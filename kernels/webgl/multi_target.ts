@@ -9,7 +9,7 @@ import type {Uniform} from './filter_gradient_program';
  * which tfjs's runWebGLProgram cannot: it binds one output texture, and its shader header
  * declares one output. On SwiftShader a texture read costs far more than a multiply-add, so a
  * fragment that writes 8 texels (32 sums) from the values it has read does ~3× fewer reads per
- * multiply-add than one writing a single texel; see WideTilesProgram.
+ * multiply-add than one writing a single texel; see wide_tiles.ts and wide_taps.ts.
  *
  * The targets are ordinary packed tfjs tensors (logical shape [2·rows, 2·columns], one texel
  * per fragment), so tfjs's own programs read them afterwards; the inputs are tfjs tensors
@@ -56,10 +56,17 @@ export function multiTargetPrograms(gpgpu: GPGPUContext): Array<{name: string; k
   return [...(compiledPrograms.get(gpgpu)?.entries() ?? [])].map(([key, compiled]) => ({name: compiled.name, key}));
 }
 
-/** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4). */
+const renderTargetLimits = new WeakMap<GPGPUContext, number>();
+
+/** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4), queried once per context. */
 export function maxRenderTargets(backend: MathBackendWebGL): number {
-  const gl = backend.gpgpu.gl as WebGL2RenderingContext;
-  return Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
+  let limit = renderTargetLimits.get(backend.gpgpu);
+  if (limit === undefined) {
+    const gl = backend.gpgpu.gl as WebGL2RenderingContext;
+    limit = Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
+    renderTargetLimits.set(backend.gpgpu, limit);
+  }
+  return limit;
 }
 
 function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {

@@ -1,10 +1,9 @@
+// Direct reads of packed 2-D views [positions, channels] for the multi-target programs: the
+// shader reads the texel holding an element itself, with the texture's size as a uniform, so
+// no shape is baked into the text.
+
 import type {MultiTargetProgram} from './multi_target';
 
-/**
- * Direct reads of packed 2-D views [positions, channels] for the multi-target programs: the
- * shader reads the texel holding an element itself, with the texture's size as a uniform, so
- * no shape is baked into the text.
- */
 /** A packed 2-D view's texture: its shape as tfjs records it (in elements) and whether it is folded. */
 export interface PackedTexture {
   readonly texShape: readonly number[];

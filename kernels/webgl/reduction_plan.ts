@@ -33,7 +33,7 @@ export interface ReductionPlan {
 
 const TARGET_FRAGMENTS = 16384;
 const MIN_PRODUCTS = 256;
-export const MAX_SPLITS = 256;
+const MAX_SPLITS = 256;
 
 export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
   const innermost = geometry.axes[geometry.axes.length - 1];
@@ -47,15 +47,18 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
   return {mode, tapShift, ...splitReduction(geometry, outputsPerFragment)};
 }
 
-/** The split of the reduction (see ReductionPlan) for fragments that sum `outputsPerFragment` filter elements each. */
-export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, maxSplits = MAX_SPLITS):
+/**
+ * The split of the reduction (see ReductionPlan) for fragments that sum `outputsPerFragment`
+ * filter elements each, into at most MAX_SPLITS and `maxSplits` splits.
+ */
+export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, maxSplits = Infinity):
     Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
   const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
-  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), maxSplits));
+  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS, maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }

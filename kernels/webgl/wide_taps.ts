@@ -3,7 +3,7 @@ import {ArrangeTargetsProgram} from './arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {MAX_SPLITS, ReductionPlan, splitReduction} from './reduction_plan';
+import {ReductionPlan, splitReduction} from './reduction_plan';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -41,7 +41,7 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const channelPairs = Math.ceil(geometry.groups / 2);
   const maxSplits = Math.floor(maxTextureSize / (2 * kernelRows * tapBlocks));
   if (maxSplits < 1 || 2 * Math.ceil(channelPairs / 4) > maxTextureSize) return null;
-  const plan = splitReduction(geometry, 2 * taps, Math.min(MAX_SPLITS, maxSplits));
+  const plan = splitReduction(geometry, 2 * taps, maxSplits);
   return {
     taps, tapBlocks, kernelRows, plan,
     targetRows: 2 * plan.splits * kernelRows * tapBlocks, targetColumns: 2 * Math.ceil(channelPairs / 4),

@@ -3,7 +3,7 @@ import {ArrangeTargetsProgram} from './arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {MAX_SPLITS, packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
+import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
@@ -56,7 +56,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   const tilesPerSplit = geometry.groups * kernelVolume * srcBlocks;
   const maxSplits = Math.floor(maxTextureSize / tilesPerSplit);
   if (maxSplits < 1 || diffDstBlocks > maxTextureSize) return null;
-  let plan = splitReduction(geometry, outputsPerFragment, Math.min(MAX_SPLITS, maxSplits));
+  let plan = splitReduction(geometry, outputsPerFragment, maxSplits);
   if (pointwise) {
     const positions = plan.rows * plan.rowLength;
     const positionsPerSplit = 2 * Math.ceil(positions / plan.splits / 2);
