@@ -15,9 +15,9 @@ export interface WideTaps {
   readonly kernelRows: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   /**
-   * Each target's texels: [2 · splits · kernelRows · tapBlocks, 2 · ⌈channel pairs / 4⌉]: a 2×2
-   * block of texels per (split, kernel row, tap block) and 4 consecutive channel pairs (see
-   * wideTapsProgram).
+   * Each target's texels: [2 · splits, 2 · ⌈channel pairs / 4⌉ · kernelRows · tapBlocks]: a 2×2
+   * block of texels per split, 4 consecutive channel pairs and kernel block (kernel row, tap
+   * block), the kernel block fastest along a row (see wideTapsProgram).
    */
   readonly targetRows: number;
   readonly targetColumns: number;
@@ -39,13 +39,10 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const maxSplits = Math.floor(maxTextureSize / (2 * kernelRows * tapBlocks));
-  if (maxSplits < 1 || 2 * Math.ceil(channelPairs / 4) > maxTextureSize) return null;
-  const plan = splitReduction(geometry, 2 * taps, maxSplits);
-  return {
-    taps, tapBlocks, kernelRows, plan,
-    targetRows: 2 * plan.splits * kernelRows * tapBlocks, targetColumns: 2 * Math.ceil(channelPairs / 4),
-  };
+  const targetColumns = 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks;
+  if (targetColumns > maxTextureSize || maxTextureSize < 2) return null;
+  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2));
+  return {taps, tapBlocks, kernelRows, plan, targetRows: 2 * plan.splits, targetColumns};
 }
 
 /**
@@ -69,7 +66,11 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * the textures' sizes are uniforms.
  *
  * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
- * read), two channel pairs a fragment, separate loops for the two src parities.
+ * read), two channel pairs a fragment, separate loops for the two src parities. No gain: the
+ * parity baked into the text where every row starts even, texelFetch instead of texture().
+ * Measured there, the step's arithmetic is nearly free (a variant summing the texels ran as
+ * fast) and the reads are most of the time, so the order of the fragments (which decides how
+ * many reads hit the cache) matters more than the arithmetic.
  */
 export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
@@ -91,27 +92,29 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
   const texelCount = ((taps - 1) * dilation + stride + 1 >> 1) + 1;
   const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
   const value = (p: number) => `x${p}`;
+  const half = (p: number) => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`;
   const values = [...used].sort((a, b) => a - b).map(p => `
-            vec2 ${value(p)} = odd ? t${p + 1 >> 1}.${(p + 1) % 2 === 1 ? 'zw' : 'xy'} : t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'};`).join('');
-  // One step at diffDst positions (pw, pw + 1) of the row; `tested`: outside the middle range.
-  const step = (tested: boolean) => {
-    const lanes = (q: number, position: 0 | 1) => [2 * q, 2 * q + 1].map(t => {
-      if (t >= taps) return 'vec2(0.0)';
-      const x = value(offsets(t)[position]);
-      const y = position === 0 ? 'y.xy' : 'y.zw';
-      return tested ? `valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${x} * ${y} : vec2(0.0)` :
-                      `${x} * ${y}`;
-    });
-    return `
+            vec2 ${value(p)} = odd ? ${half(p + 1)} : ${half(p)};`).join('');
+  // Target q's sum of products over the step's two positions; a target holding one tap (the
+  // last of an odd block) adds to its first half only.
+  const accumulate = (q: number, product: (tap: number, position: 0 | 1) => string) => {
+    const both = (t: number) => `${product(t, 0)} + ${product(t, 1)}`;
+    return 2 * q + 1 < taps ? `sum${q} += vec4(${both(2 * q)}, ${both(2 * q + 1)});` : `sum${q}.xy += ${both(2 * q)};`;
+  };
+  const product = (t: number, position: 0 | 1) => `${value(offsets(t)[position])} * ${position === 0 ? 'y.xy' : 'y.zw'}`;
+  // One step at diffDst positions (pw, pw + 1) of the row outside the middle range, each
+  // product tested for being inside.
+  const testedProduct = (t: number, position: 0 | 1) =>
+    `(valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${product(t, position)} : vec2(0.0))`;
+  const testedStep = `
             vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);
-            int w = pw * ${stride} + shift.z;${tested ? `
+            int w = pw * ${stride} + shift.z;
             bool validA = pw >= 0;
-            bool validB = pw + 1 < diffDstSize.z;` : ''}
+            bool validB = pw + 1 < diffDstSize.z;
             int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);${
         Array.from({length: texelCount}, (_, m) => `
             vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('')}${values}${targets.map(q => `
-            sum${q} += vec4(${lanes(q, 0).join(', ')}) + vec4(${lanes(q, 1).join(', ')});`).join('')}`;
-  };
+            ${accumulate(q, testedProduct)}`).join('')}`;
   // The middle range slides: a step moves 2 · stride positions, `stride` texels, so the
   // texels past the first `stride` are the next step's first ones.
   const texels = Array.from({length: texelCount}, (_, m) => m);
@@ -120,8 +123,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
             ${texels.map(m => `vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('\n            ')}
             for (; pw < middleEnd; pw += 2) {
               vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);${values}${targets.map(q => `
-              sum${q} += ${[0, 1].map(position => `vec4(${[2 * q, 2 * q + 1].map(t => t >= taps ? 'vec2(0.0)' :
-                  `${value(offsets(t)[position])} * ${position === 0 ? 'y.xy' : 'y.zw'}`).join(', ')})`).join(' + ')};`).join('')}
+              ${accumulate(q, product)}`).join('')}
               texelRow += ${2 * stride};
               ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrc(texelRow + ${2 * m}, srcCol);`)
                   .join('\n              ')}
@@ -137,18 +139,20 @@ ${INSIDE_FUNCTIONS}
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
         // A 2×2 block of fragments — one SwiftShader quad, run in lockstep — takes 4 consecutive
-        // channel pairs, whose texels share a cache line, for one (split, kernel row, tap
-        // block): the block's row. Channel pair = 4 · block column + 2 · (y mod 2) + x mod 2.
+        // channel pairs, whose texels share a cache line, for one split (the block's row) and one
+        // kernel block (kernel row, tap block). Blocks run along a row in order, so the kernel
+        // blocks of a channel block run one after another and find the diffDst and src texels
+        // their neighbour just read still in the cache (15% faster than kernel blocks in rows).
         ivec2 block = fragment / 2;
         ivec2 inBlock = fragment - 2 * block;
-        int rest = block.y;
-        int tapBlock = rest - sizes.z * (rest / sizes.z);
-        rest /= sizes.z;
-        int kernelRow = rest - sizes.w * (rest / sizes.w);
-        int split = rest / sizes.w;
+        int split = block.y;
+        int kernelBlock = block.x - sizes.z * sizes.w * (block.x / (sizes.z * sizes.w));
+        int channelBlock = block.x / (sizes.z * sizes.w);
+        int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
+        int kernelRow = kernelBlock / sizes.z;
         ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
         k.y = kernelRow - k.x * kernelSize.y;
-        int channel = 2 * (4 * block.x + 2 * inBlock.y + inBlock.x);
+        int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);
         ivec3 shift = k * dilation - padBegin;
         ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
         ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
@@ -172,11 +176,11 @@ ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
           int pw = isOdd(diffDstRow) ? -1 : 0;
           bool odd = isOdd(srcRow + pw * ${stride});
           int testedEnd = min(middleFirst, diffDstSize.z);
-          for (; pw < testedEnd; pw += 2) {${step(true)}
+          for (; pw < testedEnd; pw += 2) {${testedStep}
           }
           if (pw < middleEnd) {${middle}
           }
-          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
+          for (; pw < diffDstSize.z; pw += 2) {${testedStep}
           }
         }
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
@@ -200,7 +204,8 @@ export function arrangeWideTapsProgram(geometry: FilterGradientGeometry, wide: W
         int pair = diffDstChannel / 2;
         int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
         int pairInBlock = pair - 4 * (pair / 4);
-        int row = 2 * (2 * ((k.x * kernelSize.y + k.y) * tiling[0] + tapBlock) + pairInBlock / 2);
-        int col = 2 * (2 * (pair / 4) + pairInBlock - 2 * (pairInBlock / 2));
-        int splitRows = 4 * tiling[1] * tiling[0];`);
+        int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
+        int row = 2 * (pairInBlock / 2);
+        int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));
+        int splitRows = 4;`);
 }

@@ -23,7 +23,7 @@ export interface WideTiles {
    */
   readonly pointwise: boolean;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
-  /** Each target's texels: [splits · groups · kernel volume · srcBlocks, diffDstBlocks]. */
+  /** Each target's texels: [splits · groups · srcBlocks, diffDstBlocks · kernel volume]. */
   readonly targetRows: number;
   readonly targetColumns: number;
 }
@@ -52,10 +52,11 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   const outputsPerFragment = 4 * srcPairs * diffDstPairs;
   const pointwise = geometry.axes.every(axis =>
       axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
-  // A target's texel rows (splits × groups × kernel volume × srcBlocks) must fit a texture unfolded.
-  const tilesPerSplit = geometry.groups * kernelVolume * srcBlocks;
+  // A target's texel rows (splits × groups × srcBlocks) and columns (diffDstBlocks × kernel
+  // volume) must fit a texture unfolded.
+  const tilesPerSplit = geometry.groups * srcBlocks;
   const maxSplits = Math.floor(maxTextureSize / tilesPerSplit);
-  if (maxSplits < 1 || diffDstBlocks > maxTextureSize) return null;
+  if (maxSplits < 1 || diffDstBlocks * kernelVolume > maxTextureSize) return null;
   let plan = splitReduction(geometry, outputsPerFragment, maxSplits);
   if (pointwise) {
     const positions = plan.rows * plan.rowLength;
@@ -65,7 +66,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   return {
     srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, pointwise, plan,
     targetRows: plan.splits * tilesPerSplit,
-    targetColumns: diffDstBlocks,
+    targetColumns: diffDstBlocks * kernelVolume,
   };
 }
 
@@ -176,20 +177,23 @@ ${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
 ${INSIDE_FUNCTIONS}
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
-        // Rows of targets: (split, group, kernel offset, src block); columns: diffDst blocks.
+        // Rows of targets: (split, group, src block); columns: (diffDst block, kernel offset).
+        // Fragments run along a row in order, so the kernel offsets of a tile run one after
+        // another and find the diffDst and src texels their neighbour just read still in the
+        // cache.
         int rest = fragment.y;
         int srcBlock = rest - tiling.x * (rest / tiling.x);
         rest /= tiling.x;
-        int kernelIndex = rest - tiling.y * (rest / tiling.y);
-        rest /= tiling.y;
         int group = rest - tiling.z * (rest / tiling.z);
         int split = rest / tiling.z;
+        int diffDstBlock = fragment.x / tiling.y;
+        int kernelIndex = fragment.x - tiling.y * diffDstBlock;
         ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);
         kernelIndex -= k.x * kernelSize.y * kernelSize.z;
         k.y = kernelIndex / kernelSize.z;
         k.z = kernelIndex - k.y * kernelSize.z;
         int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
-        int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * fragment.x;
+        int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * diffDstBlock;
 
 ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
       }
@@ -223,8 +227,8 @@ export function arrangeWideTilesProgram(geometry: FilterGradientGeometry, tiles:
         int diffDstInTile = diffDstInGroup - diffDstBlock * ${2 * diffDstPairs};
         int target = (srcInTile / 2) * ${diffDstPairs} + diffDstInTile / 2;
         int kernelIndex = (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
-        int row = 2 * ((group * tiling[2] + kernelIndex) * tiling[1] + srcBlock);
-        int col = 2 * diffDstBlock;
+        int row = 2 * (group * tiling[1] + srcBlock);
+        int col = 2 * (diffDstBlock * tiling[2] + kernelIndex);
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);
-        int splitRows = 2 * tiling[3] * tiling[2] * tiling[1];`);
+        int splitRows = 2 * tiling[3] * tiling[1];`);
 }
