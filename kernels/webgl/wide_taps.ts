@@ -102,32 +102,21 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
     return 2 * q + 1 < taps ? `sum${q} += vec4(${both(2 * q)}, ${both(2 * q + 1)});` : `sum${q}.xy += ${both(2 * q)};`;
   };
   const product = (t: number, position: 0 | 1) => `${value(offsets(t)[position])} * ${position === 0 ? 'y.xy' : 'y.zw'}`;
-  // One step at diffDst positions (pw, pw + 1) of the row outside the middle range, each
-  // product tested for being inside.
+  // Outside the middle range each product is tested for being inside.
   const testedProduct = (t: number, position: 0 | 1) =>
     `(valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${product(t, position)} : vec2(0.0))`;
-  const testedStep = `
-            vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);
+  // A step moves 2 · stride positions, `stride` texels, so the texels past the first `stride`
+  // are the next step's first ones: each step reads `stride` src texels, all along the row.
+  const texels = Array.from({length: texelCount}, (_, m) => m);
+  const step = (tested: boolean) => `
+            vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);${tested ? `
             int w = pw * ${stride} + shift.z;
             bool validA = pw >= 0;
-            bool validB = pw + 1 < diffDstSize.z;
-            int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);${
-        Array.from({length: texelCount}, (_, m) => `
-            vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('')}${values}${targets.map(q => `
-            ${accumulate(q, testedProduct)}`).join('')}`;
-  // The middle range slides: a step moves 2 · stride positions, `stride` texels, so the
-  // texels past the first `stride` are the next step's first ones.
-  const texels = Array.from({length: texelCount}, (_, m) => m);
-  const middle = `
-            int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
-            ${texels.map(m => `vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('\n            ')}
-            for (; pw < middleEnd; pw += 2) {
-              vec4 y = readDiffDst(diffDstRow + pw, diffDstCol);${values}${targets.map(q => `
-              ${accumulate(q, product)}`).join('')}
-              texelRow += ${2 * stride};
-              ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrc(texelRow + ${2 * m}, srcCol);`)
-                  .join('\n              ')}
-            }`;
+            bool validB = pw + 1 < diffDstSize.z;` : ''}${values}${targets.map(q => `
+            ${accumulate(q, tested ? testedProduct : product)}`).join('')}
+            texelRow += ${2 * stride};
+            ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrc(texelRow + ${2 * m}, srcCol);`)
+                .join('\n            ')}`;
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
@@ -175,12 +164,14 @@ ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
           // texel's second half. The src half each value comes from is the same all along.
           int pw = isOdd(diffDstRow) ? -1 : 0;
           bool odd = isOdd(srcRow + pw * ${stride});
+          int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
+          ${texels.map(m => `vec4 t${m} = readSrc(texelRow + ${2 * m}, srcCol);`).join('\n          ')}
           int testedEnd = min(middleFirst, diffDstSize.z);
-          for (; pw < testedEnd; pw += 2) {${testedStep}
+          for (; pw < testedEnd; pw += 2) {${step(true)}
           }
-          if (pw < middleEnd) {${middle}
+          for (; pw < middleEnd; pw += 2) {${step(false)}
           }
-          for (; pw < diffDstSize.z; pw += 2) {${testedStep}
+          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
           }
         }
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
