@@ -159,5 +159,37 @@ for (const environment of ENVIRONMENTS) {
         tf.dispose([input, outputDelta, result]);
       });
     }
+
+    if (environment === ENVIRONMENTS[2]) {
+      // A target row holds every kernel offset (block) of every tile: past 64 texels the passes
+      // cannot run, and the single-target program must take over, as exact. (Every tensor here
+      // stays within the 64 × 64 texels an unpacked texture may have.)
+      const tooWide: Problem[] = [
+        {name: 'dense 2→16, 7×7: 2 tiles × 49 offsets', input: [1, 6, 7, 2], outputDelta: [1, 6, 7, 16],
+          attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [7, 7]}},
+        {name: 'depthwise 96 channels, 3×3: 12 blocks of 4 pairs × 3 rows', input: [1, 5, 6, 96], outputDelta: [1, 5, 6, 96],
+          attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 96, filterShape: [3, 3]}},
+      ];
+      for (const problem of tooWide) {
+        it(`falls back to the single-target program when a target row would pass 64 texels: ${problem.name}`, () => {
+          const geometry = computeGeometry('ConvolutionBackpropFilters',
+              {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}}, problem.attrs);
+          expect(planWideTiles(geometry, 8, 64)).toBeNull();
+          expect(planWideTaps(geometry, 8, 64)).toBeNull();
+          const inputValues = seededValues(size(problem.input), 5);
+          const outputDeltaValues = seededValues(size(problem.outputDelta), 6);
+          const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+          const input = place(inputValues, problem.input);
+          const outputDelta = place(outputDeltaValues, problem.outputDelta);
+          const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
+          const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
+          const result = convolutionBackpropFilters(input, outputDelta, problem.attrs);
+          expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
+              .withContext('the multi-target draw ran').toBe(false);
+          expectClose(result.dataSync(), expected, problem.name, 1e-4, 1e-4);
+          tf.dispose([input, outputDelta, result]);
+        });
+      }
+    }
   });
 }
