@@ -13,6 +13,8 @@ export interface WideTaps {
   readonly tapBlocks: number;
   /** Kernel rows: the kernel's depth × height. */
   readonly kernelRows: number;
+  /** src texels a step spans (see wideTapsProgram). */
+  readonly stepTexels: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   /**
    * Each target's texels: [2 · splits, 2 · ⌈channel pairs / 4⌉ · kernelRows · tapBlocks]: a 2×2
@@ -38,11 +40,16 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const taps = Math.min(w.kernelSize, 2 * Math.min(4, maxTargets));
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
+  // Past two texels a tap (a stride or dilation along the row far larger than the kernel,
+  // up to 2^30) the taps share no texels and the shader would grow with the span: the
+  // single-target program reads per tap instead.
+  const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
+  if (stepTexels > 2 * taps + 2) return null;
   const channelPairs = Math.ceil(geometry.groups / 2);
   const targetColumns = 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks;
   if (targetColumns > maxTextureSize || maxTextureSize < 2) return null;
   const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2));
-  return {taps, tapBlocks, kernelRows, plan, targetRows: 2 * plan.splits, targetColumns};
+  return {taps, tapBlocks, kernelRows, stepTexels, plan, targetRows: 2 * plan.splits, targetColumns};
 }
 
 /**
@@ -54,7 +61,7 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * (tap 2q: channel 0, channel 1; tap 2q + 1: channel 0, channel 1).
  *
  * A step takes the diffDst texel of two positions and the src texels spanning every tap's two
- * src positions — ⌈((taps − 1)·dilation + stride + 1) / 2⌉ + 1 texels, 3 for 3 taps at stride
+ * src positions — ⌈((taps − 1)·dilation + stride) / 2⌉ + 1 texels, 3 for 3 taps at stride
  * 1 or 2 — for 4 · taps multiply-adds: the taps share src texels, where the single-target
  * program reads one value per tap and position. Where a tap or a position falls outside (the
  * ends of a row) each product is selected, not multiplied by 0 (0 · Infinity is NaN); in
@@ -89,7 +96,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
   // src positions of the step relative to tap 0's first: tap t reads t·dilation (first
   // position) and t·dilation + stride (second). Texel m starts `odd` positions before tap 0's.
   const offsets = (t: number) => [t * dilation, t * dilation + stride];
-  const texelCount = ((taps - 1) * dilation + stride + 1 >> 1) + 1;
+  const texelCount = wide.stepTexels;
   const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
   const value = (p: number) => `x${p}`;
   const half = (p: number) => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`;
