@@ -2,12 +2,10 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters} from '../kernels/index';
 import {NODE_BACKENDS} from './backends';
-import {FAR_PROBLEMS, inDataFormat} from './far_strides_cases';
-import {referenceFilterGradient} from './reference';
-import {expectClose, seededValues} from './helpers/util';
+import {FAR_PROBLEMS, farProblemData} from './far_strides_cases';
+import {expectClose} from './helpers/util';
 
 /** test/far_strides_cases.ts on every Node backend, against the float64 reference. */
-const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
 
 for (const backend of NODE_BACKENDS) {
   describe(`strides and dilations of 2^30 on ${backend.name}:`, () => {
@@ -21,11 +19,7 @@ for (const backend of NODE_BACKENDS) {
     for (const problem of FAR_PROBLEMS) {
       for (const dataFormat of ['NXC', 'NCX'] as const) {
         it(`${problem.name}, ${dataFormat}`, () => {
-          const {inputShape, outputDeltaShape, attrs} = inDataFormat(problem, dataFormat);
-          const inputValues = seededValues(size(inputShape), 11);
-          const outputDeltaValues = seededValues(size(outputDeltaShape), 12);
-          const expected = referenceFilterGradient(false, {shape: inputShape, values: inputValues},
-              {shape: outputDeltaShape, values: outputDeltaValues}, {...attrs, kernel: attrs.filterShape});
+          const {inputShape, outputDeltaShape, attrs, inputValues, outputDeltaValues, expected} = farProblemData(problem, dataFormat);
           const before = tf.memory().numTensors;
           const result = tf.tidy(() => convolutionBackpropFilters(tf.tensor(inputValues, inputShape),
               tf.tensor(outputDeltaValues, outputDeltaShape), attrs));

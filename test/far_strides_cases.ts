@@ -1,4 +1,6 @@
 import type {ConvolutionBackpropFiltersAttrs} from '../kernels/index';
+import {seededValues} from './helpers/util';
+import {referenceFilterGradient} from './reference';
 
 /**
  * Strides and dilations far past the input (2^30, with pads to match): valid problems no fuzzer
@@ -12,7 +14,7 @@ const FAR = 2 ** 30;
 
 export interface FarProblem {
   name: string;
-  /** Channels-last shapes; see inDataFormat. */
+  /** Channels-last shapes; see farProblemData. */
   input: number[];
   outputDelta: number[];
   attrs: ConvolutionBackpropFiltersAttrs & {filterShape: number[]};
@@ -35,10 +37,19 @@ export const FAR_PROBLEMS: readonly FarProblem[] = [
   ...problems(4, 8, 2).map(p => ({...p, name: `groups 2, ${p.name}`})),
 ];
 
-/** A problem's shapes and attributes in a data format. */
-export function inDataFormat(problem: FarProblem, dataFormat: 'NXC' | 'NCX') {
+/**
+ * A problem in a data format: shapes, attributes, seeded values and the float64 reference
+ * gradient.
+ */
+export function farProblemData(problem: FarProblem, dataFormat: 'NXC' | 'NCX') {
   const channelsFirst = (shape: number[]) => [shape[0], shape[shape.length - 1], ...shape.slice(1, -1)];
-  return dataFormat === 'NXC' ?
-      {inputShape: problem.input, outputDeltaShape: problem.outputDelta, attrs: {...problem.attrs, dataFormat}} :
-      {inputShape: channelsFirst(problem.input), outputDeltaShape: channelsFirst(problem.outputDelta), attrs: {...problem.attrs, dataFormat}};
+  const [inputShape, outputDeltaShape] = dataFormat === 'NXC' ? [problem.input, problem.outputDelta] :
+      [channelsFirst(problem.input), channelsFirst(problem.outputDelta)];
+  const attrs = {...problem.attrs, dataFormat};
+  const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
+  const inputValues = seededValues(size(inputShape), 11);
+  const outputDeltaValues = seededValues(size(outputDeltaShape), 12);
+  const expected = referenceFilterGradient(false, {shape: inputShape, values: inputValues},
+      {shape: outputDeltaShape, values: outputDeltaValues}, {...attrs, kernel: attrs.filterShape});
+  return {inputShape, outputDeltaShape, attrs, inputValues, outputDeltaValues, expected};
 }

@@ -6,17 +6,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters} from '../../kernels/index';
-import {FAR_PROBLEMS, inDataFormat} from '../far_strides_cases';
-import {referenceFilterGradient} from '../reference';
-import {expectClose, resourceCounts, seededValues} from '../helpers/util';
+import {FAR_PROBLEMS, farProblemData} from '../far_strides_cases';
+import {expectClose, resourceCounts} from '../helpers/util';
 import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
 const ENVIRONMENTS = [
   {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}},
   {name: 'webgl1 unpacked', flags: {WEBGL_VERSION: 1, ...packing(false)}},
 ];
-
-const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
 
 for (const environment of ENVIRONMENTS) {
   describe(`webgl, strides and dilations of 2^30, ${environment.name}:`, () => {
@@ -25,11 +22,7 @@ for (const environment of ENVIRONMENTS) {
     for (const problem of FAR_PROBLEMS) {
       for (const dataFormat of ['NXC', 'NCX'] as const) {
         it(`${problem.name}, ${dataFormat}`, () => {
-          const {inputShape, outputDeltaShape, attrs} = inDataFormat(problem, dataFormat);
-          const inputValues = seededValues(size(inputShape), 11);
-          const outputDeltaValues = seededValues(size(outputDeltaShape), 12);
-          const expected = referenceFilterGradient(false, {shape: inputShape, values: inputValues},
-              {shape: outputDeltaShape, values: outputDeltaValues}, {...attrs, kernel: attrs.filterShape});
+          const {inputShape, outputDeltaShape, attrs, inputValues, outputDeltaValues, expected} = farProblemData(problem, dataFormat);
           // On the GPU before counting textures.
           const place = (values: Float32Array, shape: number[]) => tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
           const input = place(inputValues, inputShape);
