@@ -79,16 +79,19 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * (i, j) to target i · diffDstPairs + j as the 2×2 texel (s0·d0, s0·d1, s1·d0, s1·d1).
  *
  * A step over two positions reads diffDstPairs diffDst texels and two src texels per src pair
- * (one in the pointwise sweep, where src and diffDst rows coincide), for 8 · srcPairs ·
- * diffDstPairs multiply-adds: 6–8 reads per 64 instead of the single-target program's 3 per 8.
- * (A loop reading one src texel where the two taps share it, stride 1 and an even tap row, made
- * 3×3 layers slower on SwiftShader: the shader's size costs more than the read.) Texel halves
+ * — one where the stride along the row is 1 (the step's second texel, carried over, is the next
+ * step's first: 8–17% faster on 3×3 stride-1 layers) and in the pointwise sweep, where src and
+ * diffDst rows coincide — for 8 · srcPairs · diffDstPairs multiply-adds: 6–8 reads per 64
+ * instead of the single-target program's 3 per 8. (On SwiftShader a call costs about its texture
+ * reads; an earlier loop reading one texel only for even rows, beside the general one, was
+ * slower: the shader's size cost more than the read.) Texel halves
  * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
  * arrangeWideTilesProgram never reads.
  *
  * Cache key: the shader text, which bakes in the tile shape (srcPairs, diffDstPairs), whether
- * the problem is pointwise and whether each input's texture is folded; sizes, strides, pads,
+ * the problem is pointwise, whether the stride along the row is 1 and whether each input's
+ * texture is folded; sizes, strides, pads,
  * dilations, groups, channel counts, the split and the textures' sizes are uniforms, so one
  * program serves every problem of that kind and every batch size.
  */
@@ -117,6 +120,9 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const readSrc = (row: string, variable: string, odd: string) => srcIs.map(i => `
             vec4 ${variable}${i} = readSrc(${row}, srcCol + ${2 * i});
             ${variable}${i} = ${odd} ? ${variable}${i}.zzww : ${variable}${i}.xxyy;`).join('');
+  // At stride 1 along the row a step's two src positions lie in one texel or two neighbours,
+  // the second being the next step's first: one new src texel a pair a step, carried over.
+  const slides = w.stride === 1;
   const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSweep = `
@@ -162,10 +168,17 @@ ${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
             texelRow += 2;
             rowA += 2 * srcRowStep;
           }
-          for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${
+${slides ? `          ${srcIs.map(i => `vec4 current${i} = readSrc(rowA, srcCol + ${2 * i});`).join('\n          ')}
+          for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${srcIs.map(i => `
+            vec4 next${i} = readSrc(rowA + 2, srcCol + ${2 * i});
+            vec4 a${i} = oddA ? current${i}.zzww : current${i}.xxyy;
+            vec4 b${i} = oddA ? next${i}.xxyy : current${i}.zzww;
+            current${i} = next${i};`).join('')}${accumulate(i => `a${i}`, i => `b${i}`)}
+            rowA += 2;
+          }` : `          for (; texelRow + 1 < rowEnd; texelRow += 2) {${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${
       readSrc('rowA + srcRowStep', 'b', 'oddB')}${accumulate(i => `a${i}`, i => `b${i}`)}
             rowA += 2 * srcRowStep;
-          }
+          }`}
           if (texelRow < rowEnd) {  // the row ends at the texel's first position
             ${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${accumulate(i => `a${i}`, null)}
           }
