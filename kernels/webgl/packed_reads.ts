@@ -30,12 +30,49 @@ function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
       }`;
 }
 
-/** The uniforms readFunction's code uses: the reciprocal texture size (in elements, or texels when folded) and the folding. */
+/**
+ * GLSL for reading a packed view along its rows with a cursor: `${name}TexelOf(row, col)` is
+ * the texel (x, y) holding element (row, col) — for a folded texture y · width + x is the texel
+ * index, x negative or y truncated toward zero for indices below 0 (reads there are clamped and
+ * discarded), which stepping keeps; `${name}NextRow(texel)` is the texel one view texel row (two
+ * view rows) further: for a folded texture an add and a compare where readFunction divides on
+ * every read; `read${Name}At(texel)` reads one.
+ */
+function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): string {
+  const Name = name[0].toUpperCase() + name.slice(1);
+  return `
+      ivec2 ${name}TexelOf(int row, int col) {${texture.folded ? `
+        int texel = (row / 2) * ${name}Folding.x + col / 2;
+        int texelRow = texel / ${name}Folding.y;
+        return ivec2(texel - texelRow * ${name}Folding.y, texelRow);` : `
+        return ivec2(col / 2, row / 2);`}
+      }
+      ivec2 ${name}NextRow(ivec2 texel) {${texture.folded ? `
+        texel += ${name}RowStep;
+        bool wraps = texel.x >= ${name}Folding.y;
+        return ivec2(wraps ? texel.x - ${name}Folding.y : texel.x, wraps ? texel.y + 1 : texel.y);` : `
+        return ivec2(texel.x, texel.y + 1);`}
+      }
+      vec4 read${Name}At(ivec2 texel) {
+        return texture(${name}, (vec2(texel) + 0.5) * ${name}TexelSize);
+      }`;
+}
+
+/**
+ * The uniforms readFunction's and cursorFunctions' code uses: the reciprocal texture size (in
+ * elements, or texels when folded; and in texels), one view texel row as a texel step, and the
+ * folding.
+ */
 function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
     MultiTargetProgram['uniforms'] {
   const [height, width] = texture.texShape;
   const texelWidth = Math.ceil(width / 2);
+  const texelHeight = Math.ceil(height / 2);
+  const rowStep = Math.ceil(texture.columns / 2);
   return [
+    {name: `${name}TexelSize`, type: 'vec2', values: [1 / texelWidth, 1 / texelHeight]},
+    // One texel row of the view, as (x, y) texels of a folded texture (see cursorFunctions).
+    {name: `${name}RowStep`, type: 'ivec2', values: [rowStep % texelWidth, Math.floor(rowStep / texelWidth)]},
     {name: `${name}TexelScale`, type: 'vec2', values: texture.folded ? [1 / texelWidth, 2 / height] : [1 / width, 1 / height]},
     {name: `${name}Folding`, type: 'ivec2', values: [Math.ceil(texture.columns / 2), texelWidth]},
   ];
@@ -46,7 +83,7 @@ type Inputs = {src: PackedTexture; diffDst: PackedTexture};
 /**
  * The start of a multi-target fragment shader reading src and diffDst: version, precisions,
  * samplers and their uniforms, readSrc / readDiffDst (row, col) → the texel holding that
- * element, and isOdd.
+ * element, the cursor functions (srcTexelOf, srcNextRow, readSrcAt and diffDst's), and isOdd.
  */
 export function packedReadsHeader(textures: Inputs): string {
   return `#version 300 es
@@ -59,9 +96,13 @@ export function packedReadsHeader(textures: Inputs): string {
       uniform vec2 diffDstTexelScale;
       uniform ivec2 srcFolding;
       uniform ivec2 diffDstFolding;
+      uniform vec2 srcTexelSize;
+      uniform vec2 diffDstTexelSize;
+      uniform ivec2 srcRowStep;
+      uniform ivec2 diffDstRowStep;
       // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.${
       (['src', 'diffDst'] as const).map(name => `
-      ${readFunction(name, textures[name])}`).join('')}
+      ${readFunction(name, textures[name])}${cursorFunctions(name, textures[name])}`).join('')}
       bool isOdd(int i) {
         return i - 2 * (i / 2) != 0;
       }`;
