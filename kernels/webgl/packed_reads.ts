@@ -34,9 +34,10 @@ function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
  * GLSL for reading a packed view along its rows with a cursor: `${name}TexelOf(row, col)` is
  * the texel (x, y) holding element (row, col) — for a folded texture y · width + x is the texel
  * index, x negative or y truncated toward zero for indices below 0 (reads there are clamped and
- * discarded), which stepping keeps; `${name}NextRow(texel)` is the texel one view texel row (two
- * view rows) further: for a folded texture an add and a compare where readFunction divides on
- * every read; `read${Name}At(texel)` reads one.
+ * discarded), which stepping keeps; `${name}Advance(texel, step)` is the texel a step further
+ * — for a folded texture an add and a compare, where readFunction divides on every read — with
+ * `${name}RowsStep(rows)` the step of that many view texel rows (two view rows each) and
+ * `${name}NextRow(texel)` one row further; `read${Name}At(texel)` reads one.
  */
 function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): string {
   const Name = name[0].toUpperCase() + name.slice(1);
@@ -47,11 +48,20 @@ function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): strin
         return ivec2(texel - texelRow * ${name}Folding.y, texelRow);` : `
         return ivec2(col / 2, row / 2);`}
       }
-      ivec2 ${name}NextRow(ivec2 texel) {${texture.folded ? `
-        texel += ${name}RowStep;
+      ivec2 ${name}RowsStep(int rows) {${texture.folded ? `
+        int texels = rows * ${name}Folding.x;
+        int y = texels / ${name}Folding.y;
+        return ivec2(texels - y * ${name}Folding.y, y);` : `
+        return ivec2(0, rows);`}
+      }
+      ivec2 ${name}Advance(ivec2 texel, ivec2 step) {${texture.folded ? `
+        texel += step;
         bool wraps = texel.x >= ${name}Folding.y;
         return ivec2(wraps ? texel.x - ${name}Folding.y : texel.x, wraps ? texel.y + 1 : texel.y);` : `
-        return ivec2(texel.x, texel.y + 1);`}
+        return texel + step;`}
+      }
+      ivec2 ${name}NextRow(ivec2 texel) {
+        return ${name}Advance(texel, ${name}RowStep);
       }
       vec4 read${Name}At(ivec2 texel) {
         return texture(${name}, (vec2(texel) + 0.5) * ${name}TexelSize);

@@ -51,6 +51,9 @@ interface Environment {
 const ENVIRONMENTS: Record<string, Environment> = {
   'webgl2': {flags: {WEBGL_VERSION: 2}},
   'webgl2-unpacked': {flags: {WEBGL_VERSION: 2, ...packing(false)}},
+  // Textures of at most 128 texels a side: packed views past 256 rows are folded, so the
+  // multi-target passes read folded textures (through their cursors) on the larger problems.
+  'webgl2-small-textures': {flags: {WEBGL_VERSION: 2, WEBGL_MAX_TEXTURE_SIZE: 128}},
   'webgl1': {flags: {WEBGL_VERSION: 1}},
   'webgl1-unpacked': {flags: {WEBGL_VERSION: 1, ...packing(false)}},
   'float16': {
