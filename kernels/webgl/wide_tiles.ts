@@ -116,7 +116,8 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   // (10–25% faster on folded inputs); a row-major one by its row, which holds fewer values
   // live (cursors there ran 15% slower). `cursor` names the stream's cursor, set up at view row
   // `row` before the loop; a read at view row `rowNow` then moves it `step` texel rows on.
-  const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string) => {
+  const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string):
+      {setup: string; read: (variable: string, rowNow: string) => string} => {
     const Name = input === 'src' ? 'Src' : 'DiffDst';
     return textures[input].folded ? {
       setup: `
