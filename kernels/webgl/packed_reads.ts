@@ -56,8 +56,12 @@ function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): strin
       }
       ivec2 ${name}Advance(ivec2 texel, ivec2 step) {${texture.folded ? `
         texel += step;
-        bool wraps = texel.x >= ${name}Folding.y;
-        return ivec2(wraps ? texel.x - ${name}Folding.y : texel.x, wraps ? texel.y + 1 : texel.y);` : `
+        // An if, not two selects on a bool: SwiftShader took 72 s to compile a depthwise
+        // shader with the selects (165 ms with the if), which also runs 8% faster.
+        if (texel.x >= ${name}Folding.y) {
+          texel += ivec2(-${name}Folding.y, 1);
+        }
+        return texel;` : `
         return texel + step;`}
       }
       ivec2 ${name}NextRow(ivec2 texel) {
