@@ -75,9 +75,11 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
  * read), two channel pairs a fragment, separate loops for the two src parities. No gain: the
  * parity baked into the text where every row starts even, texelFetch instead of texture().
- * Measured there, the step's arithmetic is nearly free (a variant summing the texels ran as
- * fast) and the reads are most of the time, so the order of the fragments (which decides how
- * many reads hit the cache) matters more than the arithmetic.
+ * Measured there, the multiply-adds are nearly free (a variant summing the texels instead ran
+ * as fast), while the reads and their address arithmetic are most of the time (a division per
+ * read of a folded texture cost 55%, hence the cursors) and so are per-product selects (testing
+ * every step was 36% slower): what helps is fewer and cheaper reads, in an order that hits the
+ * cache.
  */
 export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
