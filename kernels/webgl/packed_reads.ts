@@ -15,16 +15,14 @@ export interface PackedTexture {
 
 /**
  * GLSL reading the texel that holds element (row, col) of a packed view: at (row/2, col/2) for
- * a row-major texture (one multiply-add for uv); a folded one wraps the texel index
- * (row/2) · ⌈columns/2⌉ + col/2 at the texture's width (uniform `${name}Folding`), as tfjs's
- * packedUVfrom2D does.
+ * a row-major texture (one multiply-add for uv, in elements); a folded one wraps the texel
+ * index (row/2) · ⌈columns/2⌉ + col/2 at the texture's width (`${name}TexelOf`, as tfjs's
+ * packedUVfrom2D does), a division per read. Follows cursorFunctions in the shader.
  */
 function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
   const Name = name[0].toUpperCase() + name.slice(1);
   return texture.folded ? `vec4 read${Name}(int row, int col) {
-        int texel = (row / 2) * ${name}Folding.x + col / 2;
-        int texelRow = texel / ${name}Folding.y;
-        return texture(${name}, (vec2(texel - texelRow * ${name}Folding.y, texelRow) + 0.5) * ${name}TexelScale);
+        return read${Name}At(${name}TexelOf(row, col));
       }` : `vec4 read${Name}(int row, int col) {
         return texture(${name}, (vec2(col, row) + 0.5) * ${name}TexelScale);
       }`;
@@ -65,7 +63,7 @@ function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): strin
         return texel + step;`}
       }
       ivec2 ${name}NextRow(ivec2 texel) {
-        return ${name}Advance(texel, ${name}RowStep);
+        return ${name}Advance(texel, ${name}TexelRowStep);
       }
       vec4 read${Name}At(ivec2 texel) {
         return texture(${name}, (vec2(texel) + 0.5) * ${name}TexelSize);
@@ -73,8 +71,8 @@ function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): strin
 }
 
 /**
- * The uniforms readFunction's and cursorFunctions' code uses: the reciprocal texture size (in
- * elements, or texels when folded; and in texels), one view texel row as a texel step, and the
+ * The uniforms readFunction's and cursorFunctions' code uses: the reciprocal texture size in
+ * texels and (for row-major reads) in elements, one view texel row as a texel step, and the
  * folding.
  */
 function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
@@ -86,8 +84,8 @@ function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
   return [
     {name: `${name}TexelSize`, type: 'vec2', values: [1 / texelWidth, 1 / texelHeight]},
     // One texel row of the view, as (x, y) texels of a folded texture (see cursorFunctions).
-    {name: `${name}RowStep`, type: 'ivec2', values: [rowStep % texelWidth, Math.floor(rowStep / texelWidth)]},
-    {name: `${name}TexelScale`, type: 'vec2', values: texture.folded ? [1 / texelWidth, 2 / height] : [1 / width, 1 / height]},
+    {name: `${name}TexelRowStep`, type: 'ivec2', values: [rowStep % texelWidth, Math.floor(rowStep / texelWidth)]},
+    {name: `${name}TexelScale`, type: 'vec2', values: [1 / width, 1 / height]},
     {name: `${name}Folding`, type: 'ivec2', values: [Math.ceil(texture.columns / 2), texelWidth]},
   ];
 }
@@ -112,11 +110,12 @@ export function packedReadsHeader(textures: Inputs): string {
       uniform ivec2 diffDstFolding;
       uniform vec2 srcTexelSize;
       uniform vec2 diffDstTexelSize;
-      uniform ivec2 srcRowStep;
-      uniform ivec2 diffDstRowStep;
+      uniform ivec2 srcTexelRowStep;
+      uniform ivec2 diffDstTexelRowStep;
       // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.${
       (['src', 'diffDst'] as const).map(name => `
-      ${readFunction(name, textures[name])}${cursorFunctions(name, textures[name])}`).join('')}
+      ${cursorFunctions(name, textures[name])}
+      ${readFunction(name, textures[name])}`).join('')}
       bool isOdd(int i) {
         return i - 2 * (i / 2) != 0;
       }`;

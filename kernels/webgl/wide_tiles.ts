@@ -115,7 +115,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   // stepped with an add and a compare where its texel index would take a division per read
   // (10–25% faster on folded inputs); a row-major one by its row, which holds fewer values
   // live (cursors there ran 15% slower). `cursor` names the stream's cursor, set up at view row
-  // `row` before the loop; a read at view row `rowNow` then moves it `step` texel rows on.
+  // `row` before the loop; a read at view row `rowNow` then moves it on by `step` (GLSL ivec2).
   const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string):
       {setup: string; read: (variable: string, rowNow: string) => string} => {
     const Name = input === 'src' ? 'Src' : 'DiffDst';
@@ -124,14 +124,15 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
           ivec2 ${cursor} = ${input}TexelOf(${row}, ${col});`,
       read: (variable: string) => `
             vec4 ${variable} = read${Name}At(${cursor});
-            ${cursor} = ${step === '1' ? `${input}NextRow(${cursor})` : `${input}Advance(${cursor}, ${step})`};`,
+            ${cursor} = ${input}Advance(${cursor}, ${step});`,
     } : {
       setup: '',
       read: (variable: string, rowNow: string) => `
             vec4 ${variable} = read${Name}(${rowNow}, ${col});`,
     };
   };
-  const diffDstStreams = (row: string) => diffDstJs.map(j => stream('diffDst', `y${j}At`, row, `diffDstCol + ${2 * j}`, '1'));
+  // Both sweeps' loops read diffDst from view row texelRow on, one texel row a step.
+  const diffDstLoop = diffDstJs.map(j => stream('diffDst', `y${j}At`, 'texelRow', `diffDstCol + ${2 * j}`, 'diffDstTexelRowStep'));
   const readDiffDst = (row: string) => diffDstJs.map(j => `
             vec4 y${j} = readDiffDst(${row}, diffDstCol + ${2 * j});`).join('');
   // Products of the src values of the step's first (A) and/or second (B) position, given as
@@ -146,16 +147,15 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const slides = w.stride === 1;
   const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
-  const pointwiseDiffDst = diffDstStreams('texelRow');
-  const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, '1'));
+  const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
   const pointwiseSweep = `
         ${sums}
         int srcCol = srcChannelAll;
         int diffDstCol = diffDstChannel;
         int texelRow = split * sizes.z;
-        int rowEnd = min(texelRow + sizes.z, sizes.w);${pointwiseDiffDst.map(y => y.setup).join('')}${
+        int rowEnd = min(texelRow + sizes.z, sizes.w);${diffDstLoop.map(y => y.setup).join('')}${
       pointwiseSrc.map(a => a.setup).join('')}
-        for (; texelRow + 1 < rowEnd; texelRow += 2) {${pointwiseDiffDst.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
+        for (; texelRow + 1 < rowEnd; texelRow += 2) {${diffDstLoop.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
       pointwiseSrc.map((a, i) => a.read(`a${i}`, 'texelRow')).join('')}${accumulate(i => `a${i}.xxyy`, i => `a${i}.zzww`)}
         }
         if (texelRow < rowEnd) {  // an odd number of positions ends at a texel's first half
@@ -163,8 +163,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
             vec4 a${i} = readSrc(texelRow, srcCol + ${2 * i});`).join('')}${accumulate(i => `a${i}.xxyy`, null)}
         }
 `;
-  const rowDiffDst = diffDstStreams('texelRow');
-  const nextSrc = srcIs.map(i => stream('src', `next${i}At`, 'rowA + 2', `srcCol + ${2 * i}`, '1'));
+  const nextSrc = srcIs.map(i => stream('src', `next${i}At`, 'rowA + 2', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
   const firstSrc = srcIs.map(i => stream('src', `a${i}At`, 'rowA', `srcCol + ${2 * i}`, 'srcStepAlong'));
   const secondSrc = srcIs.map(i => stream('src', `b${i}At`, 'rowA + srcRowStep', `srcCol + ${2 * i}`, 'srcStepAlong'));
   const rowSweeps = `
@@ -198,9 +197,9 @@ ${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
             texelRow += 2;
             rowA += 2 * srcRowStep;
           }
-${rowDiffDst.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
+${diffDstLoop.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
           vec4 current${i} = readSrc(rowA, srcCol + ${2 * i});`).join('')}${nextSrc.map(b => b.setup).join('')}
-          for (; texelRow + 1 < rowEnd; texelRow += 2) {${rowDiffDst.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
+          for (; texelRow + 1 < rowEnd; texelRow += 2) {${diffDstLoop.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
       srcIs.map(i => `${nextSrc[i].read(`next${i}`, 'rowA + 2')}
             vec4 a${i} = oddA ? current${i}.zzww : current${i}.xxyy;
             vec4 b${i} = oddA ? next${i}.xxyy : current${i}.zzww;
@@ -208,7 +207,7 @@ ${rowDiffDst.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
             rowA += 2;
           }
 ` : `${[...firstSrc, ...secondSrc].map(a => a.setup).join('')}
-          for (; texelRow + 1 < rowEnd; texelRow += 2) {${rowDiffDst.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
+          for (; texelRow + 1 < rowEnd; texelRow += 2) {${diffDstLoop.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
       srcIs.map(i => `${firstSrc[i].read(`a${i}`, 'rowA')}
             a${i} = oddA ? a${i}.zzww : a${i}.xxyy;${secondSrc[i].read(`b${i}`, 'rowA + srcRowStep')}
             b${i} = oddB ? b${i}.zzww : b${i}.xxyy;`).join('')}${accumulate(i => `a${i}`, i => `b${i}`)}
