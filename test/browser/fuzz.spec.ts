@@ -15,7 +15,7 @@
  * the timing each sample prints.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-backend-webgl';
 
 import {convolutionBackpropFilters} from '../../kernels/index';
 import type {FuzzCliOptions} from '../fuzz/cli';
@@ -242,8 +242,24 @@ if (cliOptions !== undefined) {
   });
 
   describe('webgl context loss:', () => {
-    /** A backend on a WebGL context of its own (not tfjs's shared one, nor its shared program cache). */
+    /** The context tfjs gives a `new MathBackendWebGL()` (its shared one for the current WEBGL_VERSION). */
+    function sharedWebglContext(): WebGLRenderingContext {
+      const probe = new GPGPUContext();
+      const gl = probe.gl;
+      probe.dispose();
+      return gl;
+    }
+    /**
+     * A backend on a WebGL context of its own (not tfjs's shared one, nor its shared program cache).
+     * tfjs's `new GPGPUContext(gl)` also makes `gl` the shared context of its WebGL version, which
+     * every later `new MathBackendWebGL()` would then draw on while sharing the per-version
+     * program cache with backends still on the old context: programs of one context used on
+     * another draw nothing (INVALID_OPERATION, zeros). That failed every case of webgl.spec's
+     * first environment in some CI runs (which backend compiled a cached program first varied),
+     * so the shared context is put back at once.
+     */
     function ownContextBackend(name: string): {backend: MathBackendWebGL; gl: WebGL2RenderingContext} {
+      const shared = sharedWebglContext();
       const canvas = document.createElement('canvas');
       const gl = canvas.getContext('webgl2', {
         alpha: false, antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false, depth: false, stencil: false,
@@ -253,6 +269,7 @@ if (cliOptions !== undefined) {
       gl.enable(gl.CULL_FACE);
       gl.cullFace(gl.BACK);
       const backend = new MathBackendWebGL(new GPGPUContext(gl));
+      setWebGLContext(tf.env().getNumber('WEBGL_VERSION'), shared);
       tf.registerBackend(name, () => backend);
       for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: name});
       return {backend, gl};
@@ -266,6 +283,7 @@ if (cliOptions !== undefined) {
       const name = 'webgl-context-loss';
       const previousForward = tf.env().getBool('WEBGL_CPU_FORWARD');
       tf.env().set('WEBGL_CPU_FORWARD', false);
+      const shared = sharedWebglContext();
       const {backend, gl} = ownContextBackend(name);
       expect(await tf.setBackend(name)).toBe(true);
       const problems = Array.from({length: 6}, (_, i) => generateProblem(problemSeed(CI_SEED + 300, i)));
@@ -326,6 +344,8 @@ if (cliOptions !== undefined) {
       } finally {
         removeOwn(fresh);
       }
+      // Backends made from here on draw on the context the others are on.
+      expect(sharedWebglContext()).toBe(shared);
     });
   });
 }

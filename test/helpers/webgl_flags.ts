@@ -17,7 +17,8 @@ export function packing(on: boolean): Record<string, boolean> {
 /**
  * Inside a describe block: before its specs, sets `flags` (and WEBGL_CPU_FORWARD off, so small
  * ops do not leave inputs on the cpu), registers a fresh webgl backend under `backendName` with
- * this package's webgl kernels and selects it; after them, removes it and restores the flags.
+ * this package's webgl kernels and selects it; after each, checks that no GL call failed; after
+ * them, removes it and restores the flags.
  */
 export function useWebglBackend(backendName: string, flags: Record<string, number | boolean>) {
   const previousFlags: Record<string, number | boolean> = {};
@@ -29,6 +30,13 @@ export function useWebglBackend(backendName: string, flags: Record<string, numbe
     tf.registerBackend(backendName, () => new MathBackendWebGL());
     for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
     expect(await tf.setBackend(backendName)).toBe(true);
+  });
+
+  // A draw that fails (a GL error) leaves its output as it was, usually zeros: say so where it
+  // happens rather than as wrong values in every later spec.
+  afterEach(() => {
+    const gl = (tf.findBackend(backendName) as MathBackendWebGL).gpgpu.gl;
+    expect(gl.getError()).withContext('WebGL error flag after this spec (0: no error)').toBe(gl.NO_ERROR);
   });
 
   afterAll(() => {
