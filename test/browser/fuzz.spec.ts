@@ -25,7 +25,7 @@ import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuz
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
 import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
-import {packing} from '../helpers/webgl_flags';
+import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
 declare const __karma__: {config: {args?: unknown[]}};
 
@@ -242,13 +242,10 @@ if (cliOptions !== undefined) {
   });
 
   describe('webgl context loss:', () => {
-    /** The context tfjs gives a `new MathBackendWebGL()` (its shared one for the current WEBGL_VERSION). */
-    function sharedWebglContext(): WebGLRenderingContext {
-      const probe = new GPGPUContext();
-      const gl = probe.gl;
-      probe.dispose();
-      return gl;
-    }
+    // A backend as tfjs makes them, for the context it shares (WebGL 2's).
+    const sharedBackendName = 'webgl-context-loss-shared';
+    useWebglBackend(sharedBackendName, {WEBGL_VERSION: 2});
+    const sharedContext = () => (tf.findBackend(sharedBackendName) as MathBackendWebGL).gpgpu.gl;
     /**
      * A backend on a WebGL context of its own (not tfjs's shared one, nor its shared program cache).
      * tfjs's `new GPGPUContext(gl)` also makes `gl` the shared context of its WebGL version, which
@@ -259,7 +256,6 @@ if (cliOptions !== undefined) {
      * at once.
      */
     function ownContextBackend(name: string): {backend: MathBackendWebGL; gl: WebGL2RenderingContext} {
-      const shared = sharedWebglContext();
       const canvas = document.createElement('canvas');
       const gl = canvas.getContext('webgl2', {
         alpha: false, antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false, depth: false, stencil: false,
@@ -269,7 +265,7 @@ if (cliOptions !== undefined) {
       gl.enable(gl.CULL_FACE);
       gl.cullFace(gl.BACK);
       const backend = new MathBackendWebGL(new GPGPUContext(gl));
-      setWebGLContext(tf.env().getNumber('WEBGL_VERSION'), shared);
+      setWebGLContext(2, sharedContext());
       tf.registerBackend(name, () => backend);
       for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: name});
       return {backend, gl};
@@ -283,7 +279,6 @@ if (cliOptions !== undefined) {
       const name = 'webgl-context-loss';
       const previousForward = tf.env().getBool('WEBGL_CPU_FORWARD');
       tf.env().set('WEBGL_CPU_FORWARD', false);
-      const shared = sharedWebglContext();
       const {backend, gl} = ownContextBackend(name);
       expect(await tf.setBackend(name)).toBe(true);
       const problems = Array.from({length: 6}, (_, i) => generateProblem(problemSeed(CI_SEED + 300, i)));
@@ -345,7 +340,9 @@ if (cliOptions !== undefined) {
         removeOwn(fresh);
       }
       // Backends made from here on draw on the context the others are on.
-      expect(sharedWebglContext()).toBe(shared);
+      const later = new MathBackendWebGL();
+      expect(later.gpgpu.gl).toBe(sharedContext());
+      later.dispose();
     });
   });
 }
