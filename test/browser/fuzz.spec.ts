@@ -25,7 +25,7 @@ import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuz
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
 import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
-import {packing, useWebglBackend} from '../helpers/webgl_flags';
+import {packing, registerWebglKernels, removeWebglBackend, useWebglBackend} from '../helpers/webgl_flags';
 
 declare const __karma__: {config: {args?: unknown[]}};
 
@@ -85,7 +85,7 @@ class FuzzBackend {
       this.previousFlags[flag] = tf.env().get(flag) as number | boolean;
       tf.env().set(flag, value);
     }
-    for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: this.name});
+    registerWebglKernels(this.name);
     await this.fresh();
   }
 
@@ -97,8 +97,7 @@ class FuzzBackend {
   }
 
   stop() {
-    for (const kernel of tf.getKernelsForBackend(this.name)) tf.unregisterKernel(kernel.kernelName, this.name);
-    tf.removeBackend(this.name);
+    removeWebglBackend(this.name);
     for (const [flag, value] of Object.entries(this.previousFlags)) tf.env().set(flag, value);
   }
 
@@ -267,14 +266,9 @@ if (cliOptions !== undefined) {
       const backend = new MathBackendWebGL(new GPGPUContext(gl));
       setWebGLContext(2, sharedContext());
       tf.registerBackend(name, () => backend);
-      for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName: name});
+      registerWebglKernels(name);
       return {backend, gl};
     }
-    function removeOwn(name: string) {
-      for (const kernel of tf.getKernelsForBackend(name)) tf.unregisterKernel(kernel.kernelName, name);
-      tf.removeBackend(name);
-    }
-
     it('surfaces a context lost mid-run as an error naming the op, not zeros or a hang; a new backend recovers', async () => {
       const name = 'webgl-context-loss';
       const previousForward = tf.env().getBool('WEBGL_CPU_FORWARD');
@@ -324,7 +318,7 @@ if (cliOptions !== undefined) {
         (backend.gpgpu as unknown as {itemsToPoll: unknown[]}).itemsToPoll.length = 0;
         tf.dispose([x, y, z]);
       } finally {
-        removeOwn(name);
+        removeWebglBackend(name);
         tf.env().set('WEBGL_CPU_FORWARD', previousForward);
       }
       // Recovery: a new backend (a new context) computes correctly again.
@@ -337,7 +331,7 @@ if (cliOptions !== undefined) {
         expect(Array.from(ok.dataSync())).toEqual([2, 2]);
         ok.dispose();
       } finally {
-        removeOwn(fresh);
+        removeWebglBackend(fresh);
       }
       // Backends made from here on draw on the context the others are on.
       const later = new MathBackendWebGL();

@@ -14,6 +14,17 @@ export function packing(on: boolean): Record<string, boolean> {
       [['WEBGL_PACK', on], ['WEBGL_LAZILY_UNPACK', on], ...followers.map(name => [`WEBGL_PACK_${name}`, on])]);
 }
 
+/** Registers tfjs's webgl kernels (this package's among them) for another webgl backend name. */
+export function registerWebglKernels(backendName: string) {
+  for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
+}
+
+/** Unregisters every kernel of `backendName` and removes the backend. */
+export function removeWebglBackend(backendName: string) {
+  for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
+  tf.removeBackend(backendName);
+}
+
 /**
  * Inside a describe block: before its specs, sets `flags` (and WEBGL_CPU_FORWARD off, so small
  * ops do not leave inputs on the cpu), registers a fresh webgl backend under `backendName` with
@@ -28,7 +39,7 @@ export function useWebglBackend(backendName: string, flags: Record<string, numbe
       tf.env().set(flag, value);
     }
     tf.registerBackend(backendName, () => new MathBackendWebGL());
-    for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
+    registerWebglKernels(backendName);
     expect(await tf.setBackend(backendName)).toBe(true);
   });
 
@@ -40,8 +51,7 @@ export function useWebglBackend(backendName: string, flags: Record<string, numbe
   });
 
   afterAll(() => {
-    for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
-    tf.removeBackend(backendName);
+    removeWebglBackend(backendName);
     for (const [flag, value] of Object.entries(previousFlags)) tf.env().set(flag, value);
   });
 }
