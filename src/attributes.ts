@@ -1,7 +1,7 @@
 import type {NamedAttrMap} from '@tensorflow/tfjs-core';
 
 import {opError, show} from './errors';
-import {ConvTransposeBackpropFilters, OpName} from './names';
+import {ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName, withKernelNameDefaults} from './names';
 
 export type AutoPad = 'none' | 'same_upper' | 'same_lower' | 'valid';
 export type DataFormat = 'NXC' | 'NCX';
@@ -204,11 +204,37 @@ const SPEC_TO_TFJS: Readonly<Record<keyof SpecAttrs, string>> = {
 };
 
 /**
- * Turns a spec dictionary into the camelCase attributes the ops and kernels take. Values are
- * passed through unchanged (the op checks them); unknown keys and a name given twice
- * (filter_format and weights_format) are errors.
+ * Turns a spec attribute dictionary (snake_case, as the oneDNN Graph texts write it; oneDNN v3's
+ * `weights_format` and `weights_shape` are accepted for `filter_format` and `filter_shape`) into
+ * the camelCase attributes the op functions and kernels take. Values are passed through
+ * unchanged: the op checks them.
+ *
+ * Defaults depend on the kernel name, as in oneDNN: under the spec names and under
+ * `ConvolutionBackwardWeights` an omitted filter format is 'XIO'; under oneDNN v3's
+ * `ConvTransposeBackwardWeights` it is 'XOI' (oneDNN's op schema). The kernels registered under
+ * each name apply its defaults themselves, so `runKernel(name, inputs, fromSpecAttrs(spec))`
+ * needs no `kernelName`; give it when the attributes go to an op function (which uses the spec
+ * names' defaults), and the name's defaults are written into the result.
+ *
+ * @param spec - the spec dictionary, e.g. `{strides: [1, 1], auto_pad: 'SAME_UPPER', weights_shape: [3, 3]}`.
+ * @param kernelName - optional: one of the four kernel names; its defaults are filled in.
+ * @returns the attributes, e.g. `{strides: [1, 1], autoPad: 'SAME_UPPER', filterShape: [3, 3]}`.
+ * @throws Error on a key that is not a spec attribute, on one attribute given under both of its
+ *   names (`filter_format` and `weights_format`), or on an unknown kernel name.
+ *
+ * @example
+ * ```ts
+ * // A oneDNN v3 graph's ConvTransposeBackwardWeights node that leaves weights_format out:
+ * const attrs = fromSpecAttrs({strides: [2, 2], weights_shape: [3, 3]}, 'ConvTransposeBackwardWeights');
+ * attrs.filterFormat;  // 'XOI'
+ * const dW = convTransposeBackpropFilters(x, dy, attrs);  // (K_h, K_w, O/G, C)
+ * ```
  */
-export function fromSpecAttrs(spec: SpecAttrs): ConvTransposeBackpropFiltersAttrs {
+export function fromSpecAttrs(spec: SpecAttrs, kernelName?: string): ConvTransposeBackpropFiltersAttrs {
+  if (kernelName !== undefined && !Object.values(KERNEL_ALIASES).some(names => names.includes(kernelName))) {
+    throw new Error(`fromSpecAttrs: kernel name ${show(kernelName)} is not one of ${
+        Object.values(KERNEL_ALIASES).flat().map(show).join(', ')}`);
+  }
   const result: Record<string, unknown> = {};
   const source: Record<string, string> = {};
   for (const [key, value] of Object.entries(spec)) {
@@ -225,5 +251,6 @@ export function fromSpecAttrs(spec: SpecAttrs): ConvTransposeBackpropFiltersAttr
     result[name] = Array.isArray(value) ? [...value] : value;
     source[name] = key;
   }
-  return result as unknown as ConvTransposeBackpropFiltersAttrs;
+  const attrs = kernelName === undefined ? result : withKernelNameDefaults(kernelName, result)!;
+  return attrs as unknown as ConvTransposeBackpropFiltersAttrs;
 }

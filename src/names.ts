@@ -1,24 +1,71 @@
-import type {KernelConfig, KernelFunc} from '@tensorflow/tfjs-core';
+import type {KernelConfig, KernelFunc, NamedAttrMap} from '@tensorflow/tfjs-core';
 
-/** Kernel names of the oneDNN Graph specification, as registered with tfjs. */
+/**
+ * Kernel name of the oneDNN Graph specification's ConvolutionBackpropFilters, as registered with
+ * tfjs: `tf.engine().runKernel(ConvolutionBackpropFilters, {input, outputDelta, filterShape?}, attrs)`.
+ * Omitted attributes take the spec's defaults (`filterFormat` 'XIO').
+ */
 export const ConvolutionBackpropFilters = 'ConvolutionBackpropFilters';
+/**
+ * Kernel name of the oneDNN Graph specification's ConvTransposeBackpropFilters, as registered
+ * with tfjs. Omitted attributes take the spec's defaults (`filterFormat` 'XIO').
+ */
 export const ConvTransposeBackpropFilters = 'ConvTransposeBackpropFilters';
 
 /**
- * oneDNN's current names for the same two operations; registered as aliases with the same
- * inputs and attributes so graphs exported with either vocabulary run unchanged.
+ * oneDNN v3's name for ConvolutionBackpropFilters, registered as an alias with the same inputs
+ * and attributes. Its defaults are oneDNN v3's, which for this op are the spec's (`filterFormat`
+ * 'XIO').
  */
 export const ConvolutionBackwardWeights = 'ConvolutionBackwardWeights';
+/**
+ * oneDNN v3's name for ConvTransposeBackpropFilters, registered as an alias with the same inputs
+ * and attributes. Its defaults are oneDNN v3's: an omitted `filterFormat` is 'XOI' = (K…, O/G, C)
+ * (oneDNN's op schema: default XOI, allowed XOI and IOX), where the spec name gives 'XIO'.
+ * For C = 2, O = 3 and a 3×3 kernel the result is [3,3,3,2] here and [3,3,2,3] under
+ * ConvTransposeBackpropFilters.
+ */
 export const ConvTransposeBackwardWeights = 'ConvTransposeBackwardWeights';
 
+/** The two operations, by their spec names. */
 export type OpName = typeof ConvolutionBackpropFilters | typeof ConvTransposeBackpropFilters;
 
+/** Every kernel name each operation is registered under: its spec name, then oneDNN v3's. */
 export const KERNEL_ALIASES: Readonly<Record<OpName, readonly string[]>> = Object.freeze({
   [ConvolutionBackpropFilters]: Object.freeze([ConvolutionBackpropFilters, ConvolutionBackwardWeights]),
   [ConvTransposeBackpropFilters]: Object.freeze([ConvTransposeBackpropFilters, ConvTransposeBackwardWeights]),
 });
 
-/** A kernel registered under each name of `op` (see KERNEL_ALIASES) for `backendName`. */
+/**
+ * Attribute defaults that a kernel name sets apart from the spec's (which the attribute parser
+ * fills in): oneDNN v3's op schema defaults ConvTransposeBackwardWeights' `weights_format` to XOI.
+ * An attribute given (not undefined) always wins.
+ */
+export const KERNEL_NAME_DEFAULTS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = Object.freeze({
+  [ConvTransposeBackwardWeights]: Object.freeze({filterFormat: 'XOI'}),
+});
+
+/** `attrs` with the defaults of `kernelName` (KERNEL_NAME_DEFAULTS) filled in where absent. */
+export function withKernelNameDefaults<T extends object>(kernelName: string, attrs: T | undefined): T | undefined {
+  const defaults = KERNEL_NAME_DEFAULTS[kernelName];
+  if (defaults === undefined) return attrs;
+  const filled: Record<string, unknown> = {...attrs};
+  for (const [name, value] of Object.entries(defaults)) {
+    if (filled[name] === undefined || filled[name] === null) filled[name] = value;
+  }
+  return filled as T;
+}
+
+/**
+ * A kernel registered under each name of `op` (see KERNEL_ALIASES) for `backendName`; under a
+ * name with defaults of its own (KERNEL_NAME_DEFAULTS) the kernel sees them filled in.
+ */
 export function kernelConfigsFor(op: OpName, backendName: string, kernelFunc: KernelFunc): KernelConfig[] {
-  return KERNEL_ALIASES[op].map(kernelName => ({kernelName, backendName, kernelFunc}));
+  return KERNEL_ALIASES[op].map(kernelName => ({
+    kernelName,
+    backendName,
+    kernelFunc: KERNEL_NAME_DEFAULTS[kernelName] === undefined ?
+        kernelFunc :
+        args => kernelFunc({...args, attrs: withKernelNameDefaults<NamedAttrMap>(kernelName, args.attrs)}),
+  }));
 }

@@ -99,8 +99,11 @@ for (const backend of NODE_BACKENDS) {
         const input = tf.tensor(data.input, problem.inputShape, 'float32');
         const outputDelta = tf.tensor(data.outputDelta, problem.outputDeltaShape, 'float32');
         const op = problem.spec.transposed ? convTransposeBackpropFilters : convolutionBackpropFilters;
+        // The op function takes the spec's defaults; the layout is spelt out for problems drawn for
+        // ConvTransposeBackwardWeights, whose omitted filterFormat is XOI.
+        const attrs = {...problem.attrs, filterFormat: problem.referenceAttrs.filterFormat};
         const runs = [0, 1, 2].map(() => {
-          const result = op(input, outputDelta, problem.attrs as never, problem.filterShapeInput);
+          const result = op(input, outputDelta, attrs as never, problem.filterShapeInput);
           const bits = new Uint32Array(Float32Array.from(result.dataSync()).buffer);
           result.dispose();
           return bits;

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type {GradConfig, NamedAttrMap} from '@tensorflow/tfjs-core';
 
 import {computeGeometry} from '../geometry';
-import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName} from '../names';
+import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName, withKernelNameDefaults} from '../names';
 import {convolutionDataGradient, convolutionExplicit, convTransposeDataGradient, convTransposeExplicit, resolvedFromGeometry} from './forward_ops';
 
 /**
@@ -28,8 +28,11 @@ function gradientConfig(op: OpName, kernelName: string): GradConfig {
     gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[], attrs: NamedAttrMap) => {
       const upstream = dy as tf.Tensor;
       const [input, outputDelta] = saved;
+      // The engine hands over the attributes runKernel got: the kernel name's defaults are filled in here
+      // as its kernel fills them in (KERNEL_NAME_DEFAULTS).
       const geometry = computeGeometry(
-          op, {input, outputDelta, filterShape: upstream.shape}, attrs as unknown as Record<string, unknown>);
+          op, {input, outputDelta, filterShape: upstream.shape},
+          withKernelNameDefaults(kernelName, attrs as unknown as Record<string, unknown>));
       const p = resolvedFromGeometry(geometry);
       if (op === ConvolutionBackpropFilters) {
         return {

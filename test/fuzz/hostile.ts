@@ -387,6 +387,9 @@ export function hostileCall(seed: number, categories: readonly HostileCategory[]
     filterShape: problem.filterShapeInput && {shape: [problem.filterShapeInput.length], dtype: 'int32', values: problem.filterShapeInput},
     convertsTensorLikes: false,
   };
+  // The messages below name the layout as XIO when none is given; oneDNN v3's
+  // ConvTransposeBackwardWeights defaults to XOI instead, so spell the spec's default out there.
+  if (d.kernelName === ConvTransposeBackwardWeights && attrsOf(d).filterFormat === undefined) attrsOf(d).filterFormat = 'XIO';
   // Batch 0 makes some breakages (a zero-sized axis) ambiguous; keep a batch.
   for (const t of [d.input, d.outputDelta] as TensorSpec[]) if (t.shape[0] === 0) t.shape[0] = 1;
   const detail = breakDraft(category, d, problem, random);

@@ -19,7 +19,8 @@
  * - autoPad: omitted 35 %, 'none' 15 %, same_upper / same_lower / valid 50 % together, spelt
  *   lower case, upper case or in random mixed case (1/3 each); explicit pads still given
  *   alongside half the time (they must be ignored).
- * - dataFormat omitted (NXC) / NXC / NCX: 25 / 25 / 50 %; filterFormat omitted (XIO) 20 %, else
+ * - dataFormat omitted (NXC) / NXC / NCX: 25 / 25 / 50 %; filterFormat omitted (XIO; XOI under
+ *   ConvTransposeBackwardWeights) 20 %, else
  *   uniform over the op's formats (XIO, OIX; and IOX, XOI for the transposed op).
  * - filterShape: spatial or full, as the attribute or as the input (a number array or an int32
  *   tensor through the op, an int32 tensor through runKernel), or as the input while the
@@ -219,12 +220,14 @@ export function materialize(spec: FuzzSpec, seed?: number): FuzzProblem | undefi
   const dataFormat = spec.dataFormat ?? 'NXC';
   const inputShape = dataFormat === 'NXC' ? [spec.batch, ...spec.inputSpatial, inputChannels] :
                                             [spec.batch, inputChannels, ...spec.inputSpatial];
+  // An omitted filterFormat is XIO, but XOI under oneDNN v3's ConvTransposeBackwardWeights (src/names.ts).
+  const format = spec.filterFormat ?? (transposed && spec.entry === 'runKernel-alias' ? 'XOI' : 'XIO');
   const referenceAttrs: ReferenceAttrs = {
     strides: spec.strides,
     kernel,
     groups,
     dataFormat,
-    ...(spec.filterFormat !== undefined ? {filterFormat: spec.filterFormat as ReferenceAttrs['filterFormat']} : {}),
+    filterFormat: format as ReferenceAttrs['filterFormat'],
     ...(spec.dilations ? {dilations: spec.dilations} : {}),
     ...(spec.padsBegin ? {padsBegin: spec.padsBegin} : {}),
     ...(spec.padsEnd ? {padsEnd: spec.padsEnd} : {}),
@@ -234,7 +237,6 @@ export function materialize(spec: FuzzSpec, seed?: number): FuzzProblem | undefi
   const outputDeltaShape = referenceOutputDeltaShape(transposed, inputShape, outputDeltaChannels, referenceAttrs);
   const deltaSpatial = dataFormat === 'NXC' ? outputDeltaShape.slice(1, -1) : outputDeltaShape.slice(2);
   if (deltaSpatial.some(s => !(s >= 1))) return undefined;
-  const format = spec.filterFormat ?? 'XIO';
   const full = fullFilterShape(transposed, format, inputChannels, outputDeltaChannels, groups, kernel);
   const attrs: Record<string, unknown> = {strides: [...spec.strides]};
   if (spec.padsBegin) attrs.padsBegin = [...spec.padsBegin];
