@@ -25,9 +25,47 @@ function SummaryReporter(baseReporterDecorator) {
 }
 SummaryReporter.$inject = ['baseReporterDecorator'];
 
+/**
+ * karma-esbuild's test entry point, with each spec imported by a path esbuild reads as a path.
+ * karma-esbuild writes its entry file into the OS temp folder and imports each spec by its path
+ * relative to that folder, written bare: for a checkout under the temp folder (a clone in /tmp)
+ * that is `import "fresh/test/browser/webgl.spec.js"`, which esbuild resolves as a package and
+ * fails ("Could not resolve"), leaving 0 browser specs. Here every such path starts with `./` or
+ * `../`. Same interface as karma-esbuild's TestEntryPoint (dist/test-entry-point.js), which
+ * index.js reads as `file`, `addFile`, `write` and `touch`.
+ */
+function EsbuildEntryPoint() {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.realpathSync(os.tmpdir());
+  const imports = new Set();
+  let dirty = false;
+  return {
+    file: path.join(dir, `${require('node:crypto').randomBytes(8).toString('hex')}-bundle.js`),
+    addFile(file) {
+      const relative = path.relative(dir, file).split(path.sep).join(path.posix.sep);
+      const specifier = relative.startsWith('../') ? relative : `./${relative}`;
+      if (imports.has(specifier)) return;
+      imports.add(specifier);
+      dirty = true;
+    },
+    write() {
+      if (!dirty) return;
+      dirty = false;
+      fs.writeFileSync(this.file, [...imports].map(s => `import ${JSON.stringify(s)};`).join('\n'));
+    },
+    touch() {
+      fs.writeFileSync(this.file, '');
+    },
+  };
+}
+EsbuildEntryPoint.$inject = [];
+
 module.exports = config => {
   config.set({
-    plugins: ['karma-*', {'reporter:summary': ['type', SummaryReporter]}],
+    // The entry point after 'karma-*': a later plugin's provider of the same name wins.
+    plugins: ['karma-*', {'reporter:summary': ['type', SummaryReporter]}, {karmaEsbuildEntryPoint: ['factory', EsbuildEntryPoint]}],
     frameworks: ['jasmine'],
     files: [{pattern: 'test/browser/**/*.spec.ts', watched: false}],
     preprocessors: {'test/browser/**/*.spec.ts': ['esbuild']},
