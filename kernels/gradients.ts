@@ -4,6 +4,13 @@
  * and installs the drop-in gradients for tfjs's own convolutions, so that tf.layers conv1d,
  * conv2d, conv3d, separableConv2d and depthwiseConv2d with dilationRate > 1, and conv3dTranspose,
  * train with model.fit. See src/training/dropin_gradients.ts.
+ *
+ * ```ts
+ * import * as tf from '@tensorflow/tfjs';
+ * import 'tfjs-conv-backprop-filters/gradients';
+ * ```
+ *
+ * @module tfjs-conv-backprop-filters/gradients
  */
 import {installDropInGradients} from './index';
 

@@ -2,6 +2,12 @@
  * The package entry: registers every kernel of this package for every supported backend, then
  * exposes the public API. Registration loads no backend package: a kernel works on the backend
  * object tfjs hands it.
+ *
+ * ```ts
+ * import {convolutionBackpropFilters, fromSpecAttrs} from 'tfjs-conv-backprop-filters';
+ * ```
+ *
+ * @module tfjs-conv-backprop-filters
  */
 import {registerKernel} from '@tensorflow/tfjs-core';
 

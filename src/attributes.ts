@@ -3,11 +3,29 @@ import type {NamedAttrMap} from '@tensorflow/tfjs-core';
 import {opError, show} from './errors';
 import {ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName, withKernelNameDefaults} from './names';
 
+/**
+ * How pads are chosen: 'none' uses `padsBegin`/`padsEnd`; 'valid' pads nothing;
+ * 'same_upper' / 'same_lower' pad so that the output size is ceil(in / stride) (transposed
+ * convolution: in · stride), the total pad clamped at 0 and split in half, its odd element at the
+ * end (upper) or the beginning (lower). Any letter case is accepted (oneDNN writes 'SAME_UPPER').
+ */
 export type AutoPad = 'none' | 'same_upper' | 'same_lower' | 'valid';
+/**
+ * Layout of `input` and `outputDelta`: 'NXC' = [N, X…, C] (channels last, tfjs's NHWC) or
+ * 'NCX' = [N, C, X…] (channels first); X stands for the spatial axes (W, HW or DHW).
+ */
 export type DataFormat = 'NXC' | 'NCX';
-/** Filter layouts of the spec; X stands for the spatial axes (W, HW or DHW). */
+/**
+ * Filter layouts of the spec; X stands for the spatial axes (K… = W, HW or DHW sizes).
+ * ConvolutionBackpropFilters: OIX = (O, C/G, K…), XIO = (K…, C/G, O) (tfjs's conv2d filter is
+ * XIO). ConvTransposeBackpropFilters: OIX = (O/G, C, K…), XIO = (K…, C, O/G). C = channels of
+ * `input`, O = channels of `outputDelta`, G = groups.
+ */
 export type FilterFormat = 'XIO' | 'OIX';
-/** The transposed op also takes oneDNN's current layouts IOX = (C, O/G, K…) and XOI = (K…, O/G, C). */
+/**
+ * Filter layouts of the transposed op: the spec's XIO and OIX, and oneDNN v3's IOX = (C, O/G, K…)
+ * and XOI = (K…, O/G, C) (XOI is tfjs's conv2dTranspose filter layout for groups = 1).
+ */
 export type TransposedFilterFormat = FilterFormat | 'IOX' | 'XOI';
 
 interface CommonAttrs {
@@ -15,6 +33,7 @@ interface CommonAttrs {
   strides: number[];
   /** Non-negative, one per spatial axis; zeros by default; ignored unless autoPad is 'none'. */
   padsBegin?: number[];
+  /** Non-negative, one per spatial axis; zeros by default; ignored unless autoPad is 'none'. */
   padsEnd?: number[];
   /** Positive, one per spatial axis; ones by default. */
   dilations?: number[];
@@ -24,22 +43,44 @@ interface CommonAttrs {
   groups?: number;
   /** Layout of `input` and `outputDelta`; 'NXC' by default. */
   dataFormat?: DataFormat;
-  /** The filter's full shape in `filterFormat`, or its spatial shape alone. */
+  /**
+   * The filter's full shape in `filterFormat`, or its spatial sizes alone (the channels then
+   * follow from the tensors and `groups`). The op's `filterShape` argument or the kernel's
+   * filterShape input wins over it; without either it is required (the kernel size cannot be
+   * inferred).
+   */
   filterShape?: number[];
 }
 
+/**
+ * Attributes of ConvolutionBackpropFilters (and ConvolutionBackwardWeights), camelCase as tfjs
+ * kernels spell theirs; `fromSpecAttrs` makes them from the spec's snake_case dictionary.
+ * Every list holds one entry per spatial axis.
+ */
 export interface ConvolutionBackpropFiltersAttrs extends CommonAttrs {
   /** Layout of the result; 'XIO' by default. */
   filterFormat?: FilterFormat;
 }
 
+/**
+ * Attributes of ConvTransposeBackpropFilters (and ConvTransposeBackwardWeights): those of the
+ * convolution's, the oneDNN v3 filter layouts, and `outputPadding`.
+ */
 export interface ConvTransposeBackpropFiltersAttrs extends CommonAttrs {
-  /** Layout of the result; 'XIO' by default. */
+  /**
+   * Layout of the result; 'XIO' by default under ConvTransposeBackpropFilters (and through
+   * `convTransposeBackpropFilters`), 'XOI' under oneDNN v3's ConvTransposeBackwardWeights.
+   */
   filterFormat?: TransposedFilterFormat;
-  /** Extra elements at the end of each spatial axis of the transposed convolution's output. */
+  /**
+   * Extra elements at the end of each spatial axis of the transposed convolution's output
+   * (non-negative, zeros by default): it changes only the output size the shapes are checked
+   * against.
+   */
   outputPadding?: number[];
 }
 
+/** The attributes of either op. */
 export type FilterGradientAttrs = ConvolutionBackpropFiltersAttrs | ConvTransposeBackpropFiltersAttrs;
 
 /** Attributes with defaults filled in and every value checked; pads are not yet resolved. */
@@ -170,21 +211,35 @@ export function readFilterShape(op: OpName, subject: string, value: unknown, spa
   return list as number[];
 }
 
-/** Spec attribute dictionary (snake_case, as in the oneDNN Graph texts) → tfjs attributes. */
+/**
+ * A spec attribute dictionary, snake_case as the oneDNN Graph texts write it, for
+ * `fromSpecAttrs`. Each key maps to the camelCase attribute of the same meaning
+ * (ConvTransposeBackpropFiltersAttrs); values are checked by the op, not here.
+ */
 export interface SpecAttrs {
+  /** → `strides`. */
   strides?: number[];
+  /** → `padsBegin`. */
   pads_begin?: number[];
+  /** → `padsEnd`. */
   pads_end?: number[];
+  /** → `dilations`. */
   dilations?: number[];
+  /** → `autoPad` ('NONE', 'SAME_UPPER', 'SAME_LOWER', 'VALID', any letter case). */
   auto_pad?: string;
+  /** → `groups`. */
   groups?: number;
+  /** → `dataFormat` ('NXC' or 'NCX'). */
   data_format?: string;
+  /** → `filterFormat`. */
   filter_format?: string;
   /** oneDNN's newer name for filter_format. */
   weights_format?: string;
+  /** → `filterShape`. */
   filter_shape?: number[];
   /** oneDNN's newer name for filter_shape. */
   weights_shape?: number[];
+  /** → `outputPadding` (transposed op only). */
   output_padding?: number[];
 }
 

@@ -17,9 +17,13 @@ import {ConvTransposeBackpropFilters, OpName} from './names';
  * layout, so layouts are index arithmetic and never copies.
  */
 export interface FilterGradientGeometry {
+  /** The operation, by its spec name (aliases are resolved to it). */
   readonly op: OpName;
+  /** Spatial axes: 1, 2 or 3. */
   readonly spatialRank: number;
+  /** N, the batch size (0 gives a zero gradient). */
   readonly batch: number;
+  /** G. */
   readonly groups: number;
   /** The tensor read through the sliding window (conv: input; transposed: outputDelta). */
   readonly src: CanonicalTensor;
@@ -27,10 +31,13 @@ export interface FilterGradientGeometry {
   readonly diffDst: CanonicalTensor;
   /** One entry per spatial axis, outermost first. */
   readonly axes: readonly SpatialAxis[];
+  /** Layout of `input` and `outputDelta`. */
   readonly dataFormat: DataFormat;
+  /** Layout of the result. */
   readonly filterFormat: TransposedFilterFormat;
   /** The result's shape, in `filterFormat`. */
   readonly filterShape: readonly number[];
+  /** Elements of the result. */
   readonly filterSize: number;
   /** Element strides of the result for the canonical indices g, dc, sc (the k strides are in `axes`). */
   readonly filterStrides: {readonly group: number; readonly diffDstChannel: number; readonly srcChannel: number};
@@ -38,27 +45,43 @@ export interface FilterGradientGeometry {
   readonly flops: number;
 }
 
+/** One of the two tensors of the canonical problem (src or diffDst), as strides into its data. */
 export interface CanonicalTensor {
   /** Which kernel input plays this role. */
   readonly name: 'input' | 'outputDelta';
+  /** The tensor's shape, in the data format. */
   readonly shape: readonly number[];
+  /** Channels of the whole tensor. */
   readonly channels: number;
+  /** Channels / groups. */
   readonly channelsPerGroup: number;
+  /** Elements from one sample to the next. */
   readonly batchStride: number;
+  /** Elements from one channel to the next (1 in NXC). */
   readonly channelStride: number;
 }
 
+/** One spatial axis of the canonical problem: sizes, window and element strides. */
 export interface SpatialAxis {
+  /** Size of src along this axis (the windowed tensor). */
   readonly srcSize: number;
+  /** Size of diffDst along this axis (the output positions p). */
   readonly diffDstSize: number;
+  /** K, the filter's size along this axis. */
   readonly kernelSize: number;
+  /** s. */
   readonly stride: number;
+  /** d. */
   readonly dilation: number;
+  /** pb, explicit (auto_pad resolved). */
   readonly padBegin: number;
+  /** pe, explicit (auto_pad resolved). */
   readonly padEnd: number;
-  /** Element strides of one step along this axis in src, diffDst and the result. */
+  /** Element stride of one step along this axis in src. */
   readonly srcStride: number;
+  /** Element stride of one step along this axis in diffDst. */
   readonly diffDstStride: number;
+  /** Element stride of one step along this axis in the result. */
   readonly filterStride: number;
 }
 
@@ -76,12 +99,17 @@ export function spatialAxesAs3d(axes: readonly SpatialAxis[]): SpatialAxis[] {
 
 /** What a kernel knows about its tensors before reading any data. */
 export interface TensorDescription {
+  /** The tensor's shape. */
   readonly shape: readonly number[];
+  /** The tensor's dtype: the ops take float32 only. */
   readonly dtype: DataType;
 }
 
+/** The tensors `computeGeometry` checks: shapes and dtypes (tensors qualify), no data. */
 export interface GeometryInputs {
+  /** The `input` tensor (or its shape and dtype). */
   readonly input: TensorDescription | undefined;
+  /** The `outputDelta` tensor (or its shape and dtype). */
   readonly outputDelta: TensorDescription | undefined;
   /** Values of the optional filterShape input tensor, already checked to be int32 1-D. */
   readonly filterShape?: ArrayLike<number>;
@@ -96,7 +124,31 @@ const MAX_ELEMENTS = 2 ** 31 - 1;
  */
 const MAX_FILTER_ELEMENTS = 2 ** 28;
 
-/** Validates everything against DESIGN.md §2–3 and returns the frozen canonical problem. */
+/**
+ * Checks a call of either op and returns the frozen problem every kernel runs: pads explicit
+ * (auto_pad resolved), sizes, element strides of both tensors and of the result's layout, the
+ * result's shape, and `flops` (2·N·O·(C/G)·K·out-spatial). No data is read and nothing is
+ * allocated.
+ *
+ * @param op - 'ConvolutionBackpropFilters' or 'ConvTransposeBackpropFilters' (the spec names:
+ *   defaults by kernel name are applied by the kernels, before this).
+ * @param inputs - shapes and dtypes of `input` and `outputDelta` (tensors qualify), and the
+ *   optional filterShape input's values.
+ * @param attrs - the op's attributes (camelCase).
+ * @throws Error naming the op, the attribute or input, what was expected and what was given:
+ *   ranks, batch mismatch, attribute lengths and ranges, unknown enum values or attribute
+ *   names, groups not dividing channels, filterShape missing or inconsistent, sizes that do not
+ *   match, non-float32 dtypes, zero-sized axes, results over 2^28 elements.
+ *
+ * @example
+ * ```ts
+ * const g = computeGeometry('ConvolutionBackpropFilters',
+ *     {input: {shape: [2, 56, 56, 64], dtype: 'float32'}, outputDelta: {shape: [2, 56, 56, 64], dtype: 'float32'}},
+ *     {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+ * g.filterShape;  // [3, 3, 64, 64]
+ * g.flops;        // 462422016
+ * ```
+ */
 export function computeGeometry(
     op: OpName, inputs: GeometryInputs,
     attrs: FilterGradientAttrs | Readonly<Record<string, unknown>> | undefined): FilterGradientGeometry {

@@ -6,8 +6,9 @@ export type {
   FilterGradientAttrs, SpecAttrs, TransposedFilterFormat,
 } from './attributes';
 export {computeGeometry} from './geometry';
-export type {CanonicalTensor, FilterGradientGeometry, SpatialAxis} from './geometry';
+export type {CanonicalTensor, FilterGradientGeometry, GeometryInputs, SpatialAxis, TensorDescription} from './geometry';
 export {convolutionBackpropFilters, convTransposeBackpropFilters} from './ops';
+export type {FilterShapeArgument} from './ops';
 // Training (issue 5): differentiable forward ops, gradients of the filter-gradient kernels, and a
 // gradient checker for tests.
 export {convolution, convTranspose} from './training/forward_ops';

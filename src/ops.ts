@@ -4,7 +4,12 @@ import {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs, Filt
 import {opError, show} from './errors';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from './names';
 
-type FilterShapeArgument = tf.Tensor1D | number[] | Int32Array;
+/**
+ * The spec's optional third input, the filter shape: an int32 1-D tensor or a number array,
+ * holding the full shape in `filterFormat` or the spatial sizes alone. It wins over
+ * `attrs.filterShape`.
+ */
+export type FilterShapeArgument = tf.Tensor1D | number[] | Int32Array;
 
 /**
  * Tensors pass through (the kernel checks their dtype); tensor-likes become `dtype` tensors,
@@ -79,13 +84,38 @@ function runFilterGradient(
 
 /**
  * The gradient of a convolution with respect to its filter (oneDNN Graph
- * ConvolutionBackpropFilters), as a float32 tensor in `attrs.filterFormat` (XIO by default).
+ * ConvolutionBackpropFilters), as a float32 tensor in `attrs.filterFormat` (XIO by default):
  *
- * @param input the convolution's input, [N, X…, C] (NXC) or [N, C, X…] (NCX), 1 to 3 spatial axes.
- * @param outputDelta the gradient of the loss with respect to the convolution's output.
- * @param attrs strides (required), pads, dilations, autoPad, groups, formats, filterShape.
- * @param filterShape the spec's optional third input: the full filter shape in filterFormat or
- *     its spatial sizes; wins over `attrs.filterShape`.
+ *     dW[g·O/G + o][c][k] = Σ_n Σ_p outputDelta[n][g·O/G + o][p] · input[n][g·C/G + c][p·s − pb + k·d]
+ *
+ * with OIX = (O, C/G, K…) and XIO = (K…, C/G, O); C = channels of `input`, O = channels of
+ * `outputDelta`, G = groups. Runs this package's kernel on cpu, webgl, wasm and tensorflow.
+ * Sums are float32 per block of ≤ 1024 positions, added in float64, on the cpu kernel's
+ * WebAssembly SIMD path; float64 on its TypeScript loops; float32 on webgl; float32 matMul sums
+ * added in float64 on wasm and tensorflow.
+ *
+ * @param input - the convolution's input, [N, X…, C] (NXC) or [N, C, X…] (NCX), 1 to 3 spatial
+ *   axes; float32 tensor or tensor-like.
+ * @param outputDelta - the gradient of the loss with respect to the convolution's output, same
+ *   layout; its spatial sizes must be floor((in + pb + pe − d·(K−1) − 1) / s) + 1.
+ * @param attrs - strides (required), pads, dilations, autoPad, groups, formats, filterShape.
+ * @param filterShape - the spec's optional third input: the full filter shape in filterFormat or
+ *   its spatial sizes; wins over `attrs.filterShape`.
+ * @returns the filter gradient, float32, shaped as `filterFormat` says.
+ * @throws Error before any work on a bad call, naming the op, the attribute or argument, what was
+ *   expected and what was given, e.g. `ConvolutionBackpropFilters: attribute 'strides' must hold
+ *   2 positive integers for a 4-D input, got [2,0]`.
+ *
+ * @example
+ * ```ts
+ * const input = tf.randomNormal([4, 16, 16, 10]);     // NCX: N = 4, C = 16, 16×10
+ * const outputDelta = tf.randomNormal([4, 8, 8, 4]);  // O = 8
+ * const dW = convolutionBackpropFilters(input, outputDelta, {
+ *   strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], dilations: [1, 2],
+ *   groups: 2, dataFormat: 'NCX', filterFormat: 'OIX', filterShape: [8, 8, 3, 3],
+ * });
+ * dW.shape;  // [8, 8, 3, 3] = (O, C/G, K_h, K_w)
+ * ```
  */
 export const convolutionBackpropFilters = tf.op({
   convolutionBackpropFilters_(
@@ -97,12 +127,36 @@ export const convolutionBackpropFilters = tf.op({
 
 /**
  * The gradient of a transposed convolution with respect to its filter (oneDNN Graph
- * ConvTransposeBackpropFilters). The filter is OIX = (O/G, C, K…) or XIO = (K…, C, O/G) as in
- * the spec, or oneDNN's current IOX = (C, O/G, K…) and XOI = (K…, O/G, C); C = channels of
- * `input`, O = channels of `outputDelta`.
+ * ConvTransposeBackpropFilters), as a float32 tensor in `attrs.filterFormat` (XIO by default):
  *
- * @param input the transposed convolution's input (the small side).
- * @param outputDelta the gradient of the loss with respect to its output.
+ *     dW[o][g·C/G + c][k] = Σ_n Σ_i input[n][g·C/G + c][i] · outputDelta[n][g·O/G + o][i·s − pb + k·d]
+ *
+ * The filter is OIX = (O/G, C, K…) or XIO = (K…, C, O/G) as in the spec, or oneDNN's current
+ * IOX = (C, O/G, K…) and XOI = (K…, O/G, C); C = channels of `input`, O = channels of
+ * `outputDelta`, G = groups. It is the convolution's filter gradient with `input` and
+ * `outputDelta` swapped, and sums as `convolutionBackpropFilters` does. The op takes the spec's
+ * defaults; `runKernel('ConvTransposeBackwardWeights', …)` defaults the layout to XOI, as oneDNN
+ * v3 does (`fromSpecAttrs(spec, 'ConvTransposeBackwardWeights')` gives the op that default).
+ *
+ * @param input - the transposed convolution's input (the small side), [N, X…, C] (NXC) or
+ *   [N, C, X…] (NCX); float32 tensor or tensor-like.
+ * @param outputDelta - the gradient of the loss with respect to its output, same layout; its
+ *   spatial sizes must be (in − 1)·s − pb − pe + d·(K−1) + 1 + outputPadding.
+ * @param attrs - strides (required), pads, dilations, autoPad, groups, formats, filterShape,
+ *   outputPadding.
+ * @param filterShape - the spec's optional third input, as for `convolutionBackpropFilters`.
+ * @returns the filter gradient, float32, shaped as `filterFormat` says.
+ * @throws Error before any work on a bad call, naming the op, the attribute or argument, what was
+ *   expected and what was given, e.g. `ConvTransposeBackpropFilters: groups (3) must divide input
+ *   channels (4) and outputDelta channels (6)`.
+ *
+ * @example
+ * ```ts
+ * const x = tf.randomNormal([1, 8, 8, 2]);     // NXC, C = 2
+ * const dy = tf.randomNormal([1, 16, 16, 3]);  // O = 3
+ * convTransposeBackpropFilters(x, dy, {strides: [2, 2], autoPad: 'same_upper', filterShape: [3, 3]}).shape;
+ * // [3, 3, 2, 3] = XIO (K_h, K_w, C, O/G)
+ * ```
  */
 export const convTransposeBackpropFilters = tf.op({
   convTransposeBackpropFilters_(

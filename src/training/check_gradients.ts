@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {opError} from '../errors';
 
+/** Options of `checkGradients`; every one has a default. */
 export interface CheckGradientsOptions {
   /**
    * Half the finite-difference step, relative to each element's magnitude: an element v is
@@ -22,6 +23,7 @@ export interface CheckGradientsOptions {
   seed?: number;
 }
 
+/** How the analytic gradient of one input compared with finite differences. */
 export interface InputGradientReport {
   /** max |analytic − numeric| / max(1, max |numeric|) over the checked elements and the direction. */
   maxError: number;
@@ -29,16 +31,21 @@ export interface InputGradientReport {
   maxAbsError: number;
   /** Where the worst element difference is (flat index), or -1 when the direction was worst. */
   worstIndex: number;
+  /** The analytic gradient at `worstIndex` (the directional derivative when that is -1). */
   analyticAtWorst: number;
+  /** The numeric gradient there. */
   numericAtWorst: number;
+  /** Single elements checked (at most `maxElementsPerInput`). */
   elementsChecked: number;
   /** The directional derivative along a random unit-scale direction: analytic and numeric. */
   direction: {analytic: number; numeric: number};
 }
 
+/** What `checkGradients` found, over all inputs. */
 export interface GradientCheckReport {
   /** The worst input's maxError. */
   maxError: number;
+  /** One report per input, in the order of the inputs. */
   inputs: InputGradientReport[];
 }
 
@@ -67,7 +74,18 @@ function seededUniform(count: number, seed: number): Float64Array {
  * elements, plus one random direction v over the whole input (numeric (L(x+hv) − L(x−hv))/2h
  * against ⟨∇L, v⟩).
  *
- * @returns per-input errors; throws an Error with a readable report when one exceeds the tolerance.
+ * @param f - the function under test: tensors in, one tensor out (any shape).
+ * @param inputs - the point to check at: float32 tensors or tensor-likes, one per argument of f.
+ * @param options - step, tolerance, elements checked, seed.
+ * @returns per-input errors.
+ * @throws Error with a readable report (input, element, analytic and numeric values) when an
+ *   error exceeds the tolerance, or when an input is not float32.
+ *
+ * @example
+ * ```ts
+ * const attrs = {strides: [1, 1], dilations: [2, 2], groups: 2};
+ * checkGradients((x, w) => convolution(x, w, attrs), [tf.randomNormal([1, 9, 9, 4]), tf.randomNormal([3, 3, 2, 6])]);
+ * ```
  */
 export function checkGradients(
     f: (...inputs: tf.Tensor[]) => tf.Tensor, inputs: Array<tf.Tensor | tf.TensorLike>,
