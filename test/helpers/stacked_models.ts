@@ -90,7 +90,8 @@ async function train(m: StackedModel): Promise<{losses: number[]; weights: Float
     const history = await model.fit(x, target, {epochs: 1, batchSize: m.inputShape[0], shuffle: false, verbose: 0});
     losses.push(history.history.loss[0] as number);
   }
-  const weights = model.getWeights().map(w => w.dataSync() as Float32Array);
+  // Read asynchronously: tfjs-webgpu's synchronous read returns zeros for larger tensors on SwiftShader.
+  const weights = await Promise.all(model.getWeights().map(async w => await w.data() as Float32Array));
   tf.dispose([x, target]);
   model.dispose();
   optimizer.dispose();
