@@ -17,7 +17,7 @@ import {registerMissingTfjsGradients} from '../src/training/tfjs_gradients';
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
 import {registerWasmSimdFlag} from './cpu/simd/simd_filter_gradient';
-import {registerChunkBytesFlag} from './node/chunk_budget';
+import {registerChunkBytesFlag} from '../src/composite/chunk_budget';
 import {convolutionBackpropFiltersNodeConfigs} from './node/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackpropFilters';
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
@@ -52,5 +52,5 @@ registerMissingTfjsGradients();
 
 export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './cpu/simd/simd_filter_gradient';
-export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from './node/chunk_budget';
+export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from '../src/composite/chunk_budget';
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs, FilterGradientAttrs} from './attributes';
+import {activeBackendHasKernel, compositeFilterGradientOp} from './composite/composite_op';
 import {opError, show} from './errors';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from './names';
 
@@ -79,6 +80,9 @@ function runFilterGradient(
     }
     inputs.filterShape = toTensor(op, 'filterShape', filterShape, 'int32');
   }
+  // A backend without a kernel under the op's name (one this package does not know, or one
+  // registered after the import) runs the composite of tfjs ops instead.
+  if (!activeBackendHasKernel(op)) return compositeFilterGradientOp(op, inputs, attrs as unknown as tf.NamedAttrMap);
   return tf.engine().runKernel(op, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor;
 }
 

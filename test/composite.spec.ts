@@ -3,9 +3,9 @@ import {execFileSync} from 'node:child_process';
 import * as path from 'node:path';
 
 import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, FilterGradientGeometry} from '../kernels/index';
-import {DEFAULT_CHUNK_BYTES} from '../kernels/node/chunk_budget';
-import {estimateChunkBytes, planChunks} from '../kernels/node/chunk_plan';
-import {sliceMerged, transposeMerged, windowFrame} from '../kernels/node/filter_gradient_composite';
+import {DEFAULT_CHUNK_BYTES} from '../src/composite/chunk_budget';
+import {estimateChunkBytes, planChunks} from '../src/composite/chunk_plan';
+import {sliceMerged, transposeMerged, windowFrame} from '../src/composite/filter_gradient_composite';
 import {NODE_BACKENDS} from './backends';
 import {CASES, FilterGradientCase, fullFilterShape} from './cases';
 import {expectClose, seededTensor, seededValues} from './helpers/util';

@@ -1,20 +1,17 @@
-import {dispose} from '@tensorflow/tfjs-core';
-import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorflow/tfjs-core';
+import {dispose, getKernel} from '@tensorflow/tfjs-core';
+import type {KernelBackend, KernelConfig, KernelFunc, Tensor, TensorInfo} from '@tensorflow/tfjs-core';
 
+import {chunkBudgetBytes} from '../../src/composite/chunk_budget';
+import {compositeFilterGradient} from '../../src/composite/filter_gradient_composite';
 import {copyOfForeignInput, geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
-import type {FilterGradientGeometry} from '../../src/geometry';
-import {computeFilterGradient} from '../cpu/filter_gradient';
-import {chunkBudgetBytes} from './chunk_budget';
-import {compositeFilterGradient} from './filter_gradient_composite';
 
 /**
  * The composite kernel of either op: geometry once (it throws every input error, the same as
- * on cpu), then the canonical composite computation in chunks under the budget of the
- * CONV_BACKPROP_FILTERS_CHUNK_BYTES flag. The result (one filter, small) is written as a new
- * tensor of the backend, so it aliases nothing the computation disposed.
+ * on cpu), then the canonical composite computation of src/composite in chunks under the budget
+ * of the CONV_BACKPROP_FILTERS_CHUNK_BYTES flag, on the device: no value is read back.
  */
-function compositeKernel(op: OpName): KernelFunc {
+function compositeKernel(op: OpName, backendName: string): KernelFunc {
   return ({inputs, backend: anyBackend, attrs}): TensorInfo => {
     const backend = anyBackend as KernelBackend;
     const geometry = geometryOfKernelCall(op, inputs, backend, attrs);
@@ -22,36 +19,32 @@ function compositeKernel(op: OpName): KernelFunc {
     // Inputs another backend holds are copied here, never moved (see src/kernel_inputs.ts).
     const srcCopy = copyOfForeignInput(inputs[geometry.src.name]!, backend);
     const diffDstCopy = copyOfForeignInput(inputs[geometry.diffDst.name]!, backend);
-    const src = srcCopy ?? inputs[geometry.src.name]!;
-    const diffDst = diffDstCopy ?? inputs[geometry.diffDst.name]!;
-    let values: Float32Array;
     try {
-      values = hasNonFiniteFacingPadding(geometry, backend, diffDst) ?
-          computeFilterGradient(geometry, backend.readSync(src.dataId) as Float32Array,
-                                backend.readSync(diffDst.dataId) as Float32Array) :
-          compositeFilterGradient(geometry, src, diffDst, budget);
+      const result = compositeFilterGradient(
+          geometry, srcCopy ?? inputs[geometry.src.name]!, diffDstCopy ?? inputs[geometry.diffDst.name]!, budget);
+      return handOver(result, backend, backendName);
     } finally {
       dispose([srcCopy, diffDstCopy].filter(copy => copy !== undefined));
     }
-    const shape = [...geometry.filterShape];
-    return {dataId: backend.write(values, shape, 'float32'), shape, dtype: 'float32'};
   };
 }
 
 /**
- * The composite multiplies the zeros it pads src with by diffDst inside its matMul, where
- * DESIGN.md §2 has no term at all: 0 · ±Infinity or 0 · NaN would turn a finite sum into NaN.
- * So a padded problem whose diffDst holds a non-finite value takes the exact loop of the cpu
- * kernel instead (on host copies; such data is rare and the scan is one pass over diffDst).
+ * The kernel's output for a tensor made by inner ops: the backend's own Identity kernel takes a
+ * reference to (or copies) its data, and the tensor is disposed, so the engine tracks exactly one
+ * new data id.
  */
-function hasNonFiniteFacingPadding(geometry: FilterGradientGeometry, backend: KernelBackend, diffDst: TensorInfo) {
-  if (!geometry.axes.some(axis => axis.padBegin > 0 || axis.padEnd > 0)) return false;
-  return !(backend.readSync(diffDst.dataId) as Float32Array).every(Number.isFinite);
+function handOver(result: Tensor, backend: KernelBackend, backendName: string): TensorInfo {
+  const identity = getKernel('Identity', backendName);
+  if (identity === undefined) throw new Error(`tfjs-conv-backprop-filters: backend '${backendName}' has no Identity kernel`);
+  const output = identity.kernelFunc({inputs: {x: result}, backend, attrs: {}}) as TensorInfo;
+  result.dispose();
+  return output;
 }
 
 /** Kernel configs of `op` under each of its names for `backendName`. */
 export function compositeKernelConfigs(op: OpName, backendName: string): KernelConfig[] {
-  return kernelConfigsFor(op, backendName, compositeKernel(op));
+  return kernelConfigsFor(op, backendName, compositeKernel(op, backendName));
 }
 
 /**

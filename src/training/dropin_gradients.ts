@@ -13,7 +13,10 @@ import {convTranspose} from './forward_ops';
  * Conv*BackpropFilter kernels. These replacements compute every filter gradient with
  * ConvolutionBackpropFilters and the data gradient, when a dilation exceeds 1, with this
  * package's transposed convolution. Where tfjs's own gradient handles the case, the data part
- * runs the very kernel tfjs's does with the same attributes, so it is identical.
+ * runs the very kernel tfjs's does with the same attributes, so it is identical — if the active
+ * backend has that kernel; otherwise it too is the transposed convolution. On a backend this
+ * package has no kernel for, ConvolutionBackpropFilters runs the composite of tfjs ops (see
+ * src/ops.ts), so importing the drop-in never takes a capability away.
  *
  * tf.fused.conv2d (which tf.layers.conv2d calls) and tf.fused.depthwiseConv2d record their
  * gradient as a closure under their op scope name, which the engine looks up in the gradient
@@ -153,10 +156,14 @@ function tfjsDataGradientAttrs(kernelName: string, attrs: Attrs, inputShape: num
 function forwardGradients(kernelName: string, x: tf.Tensor, filter: tf.Tensor, dy: tf.Tensor, attrs: Attrs) {
   const depthwise = kernelName === 'DepthwiseConv2dNative';
   const p = resolveTfjsConvolution(x.shape, filter.shape, attrs, depthwise);
+  // tfjs's data-gradient kernel where tfjs's own gradient would run it and the active backend
+  // has it (asked per call: tfjs-backend-wasm has no DepthwiseConv2dNativeBackpropInput, a
+  // backend of someone else's may lack any); otherwise this package's transposed convolution.
+  const dataKernel = TFJS_DATA_GRADIENT_KERNEL[kernelName];
   return {
-    dx: () => allOne(p.dilations) ?
+    dx: () => allOne(p.dilations) && tf.getKernel(dataKernel, tf.getBackend()) !== undefined ?
         tf.engine().runKernel(
-            TFJS_DATA_GRADIENT_KERNEL[kernelName], {dy, filter}, tfjsDataGradientAttrs(kernelName, attrs, x.shape)) as
+            dataKernel, {dy, filter}, tfjsDataGradientAttrs(kernelName, attrs, x.shape)) as
             tf.Tensor :
         dataGradient(dy, filter, p, depthwise),
     dW: () => filterGradient(x, dy, filter.shape, p, depthwise),

@@ -27,13 +27,26 @@ export function registerCpuLoopsBackend(): void {
   registerCpuClone(CPU_LOOPS, op => cpuKernelConfigs(op, CPU_LOOPS, 'loops'));
 }
 
-/** A second MathBackendCPU with every cpu kernel but this package's, which `ours` provides. */
-function registerCpuClone(name: string, ours: (op: OpName) => tf.KernelConfig[]): void {
+/**
+ * A backend this package has no kernel for, as a user's own or a future tfjs backend is: a
+ * MathBackendCPU with tfjs's cpu kernels alone, less the tfjs kernels named in `without` (a
+ * backend may lack some of tfjs's data-gradient kernels, as wasm lacks
+ * DepthwiseConv2dNativeBackpropInput). The op functions and the drop-in gradients must then run
+ * the composite of tfjs ops (src/composite).
+ */
+export function registerForeignCpuBackend(name: string, without: readonly string[] = []): void {
+  registerCpuClone(name, () => [], without);
+}
+
+/** A second MathBackendCPU with every cpu kernel but this package's (and `without`), which `ours` provides. */
+function registerCpuClone(name: string, ours: (op: OpName) => tf.KernelConfig[], without: readonly string[] = []): void {
   if (tf.findBackendFactory(name) != null) return;  // registered already
   tf.registerBackend(name, () => new MathBackendCPU(), -1);
   const ourNames = new Set<string>([...KERNEL_ALIASES[ConvolutionBackpropFilters], ...KERNEL_ALIASES[ConvTransposeBackpropFilters]]);
   for (const config of tf.getKernelsForBackend('cpu')) {
-    if (!ourNames.has(config.kernelName)) tf.registerKernel({...config, backendName: name});
+    if (!ourNames.has(config.kernelName) && !without.includes(config.kernelName)) {
+      tf.registerKernel({...config, backendName: name});
+    }
   }
   for (const op of [ConvolutionBackpropFilters, ConvTransposeBackpropFilters] as const) {
     for (const config of ours(op)) tf.registerKernel(config);

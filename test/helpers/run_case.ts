@@ -30,6 +30,11 @@ export interface RunOptions {
    * GPU, packed or not); the default uploads nothing ahead of the call.
    */
   place?: (values: Float32Array, shape: number[]) => tf.Tensor;
+  /**
+   * Only the op functions: on a backend this package has no kernel for, runKernel has nothing
+   * to run, while the op functions run the composite of tfjs ops.
+   */
+  opsOnly?: boolean;
 }
 
 /**
@@ -58,6 +63,7 @@ export function runCaseEverywhere(c: RunnableCase, options: RunOptions = {}) {
     const op = OP_FUNCTIONS[c.op];
     check('op(tensors)', () => op(input, outputDelta, attrs, c.filterShapeInput));
     check('op(tensor-likes)', () => op(input.arraySync(), outputDelta.arraySync(), attrs, c.filterShapeInput));
+    if (options.opsOnly === true) return;
     const kernelInputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
     for (const name of [c.op, ALIASES[c.op]]) {
       check(`runKernel('${name}')`, () => tf.engine().runKernel(name, kernelInputs, attrs) as tf.Tensor);

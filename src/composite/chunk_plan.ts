@@ -1,4 +1,4 @@
-import type {FilterGradientGeometry} from '../../src/geometry';
+import type {FilterGradientGeometry} from '../geometry';
 
 /**
  * How the composite kernel splits one call into chunks whose intermediates stay under a memory

@@ -1,13 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type {TensorInfo} from '@tensorflow/tfjs-core';
 
-import type {FilterGradientGeometry} from '../../src/geometry';
+import type {FilterGradientGeometry} from '../geometry';
 import {CompositeChunk, planChunks} from './chunk_plan';
 
 /**
  * The canonical filter gradient (see FilterGradientGeometry) composed of tfjs ops that every
- * backend runs natively — slice, pad, reshape, transpose, concat, batched matMul — for the node
- * (`tensorflow`) and `wasm` backends:
+ * backend runs natively — slice, pad, reshape, transpose, concat, gather, batched matMul, add —
+ * for the node (`tensorflow`) backend, and for the op functions and drop-in gradients on any
+ * backend this package has no kernel for:
  *
  *   dW[g][dc][sc][k] = Σ_n Σ_p diffDst[n][g·DC + dc][p] · src[n][g·SC + sc][p·s − pb + k·d]
  *
@@ -22,43 +23,85 @@ import {CompositeChunk, planChunks} from './chunk_plan';
  *    the windows of all positions are ONE contiguous unit-stride slice of the frame, whatever
  *    the strides and dilations. Phases no tap reads are dropped (a 1×1 kernel with stride 2
  *    keeps a quarter of a 2-D src).
- * 2. The K slices (one per kernel offset kept), each [G, SC, n·P], are concatenated into the window
- *    matrix [G, K·SC, n·P] — channel-major, so the concat is K contiguous copies.
- * 3. One batched matMul, the groups as its batch: [G, K·SC, n·P] · [G, n·P, DC] → [G, K·SC, DC].
- *    For G = 1 it is a plain product with no transpose flag, the shape wasm's XNNPACK path
- *    (and every backend's fastest path) takes; the operand it repacks is diffDst, the small one.
+ * 2. Per kernel offset k, only the box of positions whose reads fall inside src (per axis the
+ *    range of p with 0 ≤ p·s − pb + k·d < src size) is sliced: the frame's zeros are never read,
+ *    so no product of a padding zero with diffDst exists, and ±Infinity and NaN in diffDst give
+ *    exactly the sums of DESIGN.md §2 (a padded window matrix would turn 0·Infinity into NaN).
+ * 3. The kernel offsets with the same box share one batched matMul, the groups as its batch:
+ *    their slices, each [G, SC, n·P], concatenated channel-major into [G, T·SC, n·P], times
+ *    diffDst's box [G, n·P, DC] → [G, T·SC, DC]. Without padding every offset has the full box:
+ *    one matMul. For G = 1 it is a plain product with no transpose flag, the shape wasm's
+ *    XNNPACK path (and every backend's fastest path) takes; the operand it repacks is diffDst.
+ * 4. The products of the chunk are gathered into kernel order [G, K, SC, DC] (zeros for the
+ *    offsets that read only padding) and added to the chunks before.
  *
- * The small [G, K·SC, DC] result is read back and added (float64) into the filter in
- * `filterFormat`, whose element strides the geometry gives: no transpose of the result.
+ * The sum is transposed once into `filterFormat` and returned as a tensor of the backend: no
+ * value leaves the device.
  *
- * Transposes: only of tensors the size of the chunk's src and diffDst, never of the K-times
- * larger windows; a transpose that moves only unit axes is a reshape, and axes that stay
+ * Transposes: only of tensors the size of the chunk's src and diffDst (once each), never of the
+ * K-times larger windows; a transpose that moves only unit axes is a reshape, and axes that stay
  * together are merged first, so every transpose is of rank ≤ 4 (wasm's fast kernels).
  * - src, NXC [n·X, C] → [C, n·X]: one 2-D transpose (channels must lead the window rows).
  *   NCX [n, C, X] → [C, n, X]: free for one sample.
  * - src, per strided axis whose taps read several phases: [rows, Q, s, rest] → [s, rows, Q,
  *   rest]. An axis whose taps read one phase (1×1 kernels, dilation a multiple of the stride)
  *   is instead subsampled by a slice before the channel transpose, while its runs are long.
- * - diffDst, NXC [n·P, G, DC] → [G, n·P, DC]: free for groups 1. NCX [n, G, DC, P] →
+ * - diffDst, NXC [n, P, G, DC] → [G, n, P, DC]: free for groups 1. NCX [n, G, DC, P] →
  *   [G, n, P, DC]: always (the alternative, a transposed-operand matMul, leaves wasm's fast path).
  *
- * `src` and `diffDst` are the kernel's input TensorInfos; the caller's tensors are never
+ * `src` and `diffDst` are TensorInfos of the current backend; the caller's tensors are never
  * disposed or aliased: they enter the computation through a Reshape kernel (which takes its
- * own reference on every backend), and everything made here is disposed before returning.
+ * own reference on every backend), and everything made here but the result is disposed.
  */
 export function compositeFilterGradient(
-    geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo, budgetBytes: number): Float32Array {
-  const sums = new Float64Array(geometry.filterSize);
+    geometry: FilterGradientGeometry, src: TensorInfo, diffDst: TensorInfo, budgetBytes: number): tf.Tensor {
   const plan = planChunks(geometry, budgetBytes);
+  let sum: tf.Tensor | undefined;  // [G, K, SC, DC]
   for (const chunk of plan.chunks) {
     const frame = windowFrame(geometry, chunk);
     if (frame === undefined) continue;  // every tap of this chunk reads padding: it adds nothing
     const partial = tf.tidy(() => chunkProduct(geometry, src, diffDst, chunk, frame));
-    const values = partial.dataSync();
-    partial.dispose();
-    accumulate(geometry, values, frame.taps.map(tap => tap.filterOffset), sums);
+    if (sum === undefined) {
+      sum = partial;
+    } else {
+      const next = tf.add(sum, partial);
+      tf.dispose([sum, partial]);
+      sum = next;
+    }
   }
-  return Float32Array.from(sums);
+  const canonical = sum ?? tf.zeros(canonicalShape(geometry));
+  const result = tf.tidy(() => toFilterFormat(geometry, canonical));
+  canonical.dispose();
+  return result;
+}
+
+function kernelVolume(geometry: FilterGradientGeometry): number {
+  return geometry.axes.reduce((v, axis) => v * axis.kernelSize, 1);
+}
+
+/** The shape the chunks sum in: [G, K, SC, DC], K the kernel offsets in row-major order. */
+function canonicalShape(geometry: FilterGradientGeometry): number[] {
+  return [geometry.groups, kernelVolume(geometry), geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup];
+}
+
+/**
+ * [G, K, SC, DC] → the result in `filterFormat`: its axes ordered by the geometry's element
+ * strides (the group and diffDst-channel axes are adjacent in every format, as are the kernel
+ * axes), one transpose of the small filter and a reshape.
+ */
+function toFilterFormat(geometry: FilterGradientGeometry, canonical: tf.Tensor): tf.Tensor {
+  const {filterStrides} = geometry;
+  const innermostKernelStride = geometry.axes[geometry.axes.length - 1].filterStride;
+  // [axis of the canonical tensor, its element stride in the result]; unit axes may go anywhere.
+  const strides: Array<[number, number]> = [
+    [0, filterStrides.group], [1, innermostKernelStride], [2, filterStrides.srcChannel],
+    [3, filterStrides.diffDstChannel],
+  ];
+  const perm = strides.filter(([axis]) => canonical.shape[axis] > 1)
+                   .sort((a, b) => b[1] - a[1])
+                   .map(([axis]) => axis);
+  for (let axis = 0; axis < 4; axis++) if (canonical.shape[axis] === 1) perm.push(axis);
+  return tf.reshape(transposeMerged(canonical, perm), [...geometry.filterShape]);
 }
 
 /** How one spatial axis of a chunk's src becomes its window frame. */
@@ -90,12 +133,17 @@ export interface FrameAxis {
 
 export interface WindowFrame {
   readonly axes: readonly FrameAxis[];
-  /**
-   * Per kernel offset the frame keeps (outermost axis first): its phase (flat over the kept
-   * phases of every axis), its offset q along each axis, and its offset in the result (Σ k_a ·
-   * the filter's stride along axis a). Offsets left out read only padding: their gradient is 0.
-   */
-  readonly taps: ReadonlyArray<{readonly phase: number; readonly offsets: readonly number[]; readonly filterOffset: number}>;
+  /** The kernel offsets the frame keeps, outermost axis first; the others read only padding (gradient 0). */
+  readonly taps: readonly FrameTap[];
+}
+
+export interface FrameTap {
+  /** The kernel offset k along each axis, and its index in row-major kernel order. */
+  readonly kernel: readonly number[];
+  readonly kernelIndex: number;
+  /** Its phase (flat over the kept phases of every axis) and its offset q along each axis in the frame. */
+  readonly phase: number;
+  readonly offsets: readonly number[];
 }
 
 /**
@@ -147,13 +195,14 @@ export function windowFrame(geometry: FilterGradientGeometry, chunk: CompositeCh
       phaseCount: Math.max(...phases) - phaseBegin + 1,
     });
   }
-  let taps: Array<{phase: number; offsets: number[]; filterOffset: number}> = [{phase: 0, offsets: [], filterOffset: 0}];
+  let taps: FrameTap[] = [{kernel: [], kernelIndex: 0, phase: 0, offsets: []}];
   geometry.axes.forEach((axis, a) => {
     const {phaseBegin, phaseCount, stride, firstTap, tapCount} = axes[a];
     taps = taps.flatMap(tap => Array.from({length: tapCount}, (_, k) => ({
+      kernel: [...tap.kernel, firstTap + k],
+      kernelIndex: tap.kernelIndex * axis.kernelSize + firstTap + k,
       phase: tap.phase * phaseCount + ((k * axis.dilation) % stride) - phaseBegin,
       offsets: [...tap.offsets, Math.floor((k * axis.dilation) / stride)],
-      filterOffset: tap.filterOffset + (firstTap + k) * axis.filterStride,
     })));
   });
   return {axes, taps};
@@ -166,7 +215,7 @@ function readsSrc(base: number, step: number, jBegin: number, jEnd: number, size
   return low <= high;
 }
 
-/** One chunk's partial gradient [G, K·SC, DC] from tfjs ops (see compositeFilterGradient). */
+/** One chunk's partial gradient [G, K, SC, DC] from tfjs ops (see compositeFilterGradient). */
 function chunkProduct(
     geometry: FilterGradientGeometry, srcInfo: TensorInfo, diffDstInfo: TensorInfo, chunk: CompositeChunk,
     frame: WindowFrame): tf.Tensor {
@@ -231,25 +280,73 @@ function chunkProduct(
   }
   step(tf.reshape(x, [phases * rows, ...frame.axes.map(f => f.length)]));
 
-  // 5. One unit-stride slice per kernel offset, concatenated into the windows [G, K·SC, n·P].
-  const windowShape = [groups, geometry.src.channelsPerGroup, samples * positions];
-  const slices = frame.taps.map(
-      tap => tf.reshape(
-          sliceMerged(x, [tap.phase * rows, ...tap.offsets], [rows, ...frame.axes.map(f => f.positions)]), windowShape));
-  x.dispose();
-  const windows = slices.length === 1 ? slices[0] : tf.concat(slices, 1);
-  tf.dispose(slices.filter(slice => slice !== windows));
-
-  // 6. diffDst as [G, n·P, DC], and the product.
+  // 5. diffDst's positions of the frame as [G, n, P…, DC], once (free for NXC with one group).
   const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
   const dy = sliceAxes(asTensor(diffDstInfo), [
     [0, chunk.batchBegin, samples],
     ...frame.axes.map((f, a): [number, number, number] => [spatialAxis(a), f.firstPosition, f.positions]),
   ]);
+  const framePositions = frame.axes.map(f => f.positions);
   const dyRows = nxc ?
-      transposeMerged(tf.reshape(dy, [samples * positions, groups, diffDstPerGroup]), [1, 0, 2]) :
+      transposeMerged(tf.reshape(dy, [samples, ...framePositions, groups, diffDstPerGroup]), [r + 1, 0, ...frame.axes.map((_, a) => 1 + a), r + 2]) :
       transposeMerged(tf.reshape(dy, [samples, groups, diffDstPerGroup, positions]), [1, 0, 3, 2]);
-  return tf.matMul(windows, tf.reshape(dyRows, [groups, samples * positions, diffDstPerGroup]));
+  const dyFrame = tf.reshape(dyRows, [groups, samples, ...framePositions, diffDstPerGroup]);
+
+  // 6. Per box of positions (the kernel offsets whose reads stay inside src there), one slice of
+  //    the frame per offset, concatenated into [G, T·SC, n·P], times diffDst's box [G, n·P, DC].
+  const products: tf.Tensor[] = [];
+  const order: number[] = [];  // kernel index of each row block of the concatenated products
+  for (const {box, taps} of tapsByBox(geometry, frame)) {
+    const boxPositions = box.reduce((v, [, count]) => v * count, 1);
+    products.push(tf.tidy(() => {
+      const windowShape = [groups, geometry.src.channelsPerGroup, samples * boxPositions];
+      const slices = taps.map(tap => tf.reshape(
+          sliceMerged(x, [tap.phase * rows, ...tap.offsets.map((q, a) => q + box[a][0])], [rows, ...box.map(([, count]) => count)]),
+          windowShape));
+      const windows = slices.length === 1 ? slices[0] : tf.concat(slices, 1);
+      const dyBox = sliceAxes(dyFrame, box.map(([begin, count], a): [number, number, number] => [2 + a, begin, count]));
+      const product = tf.matMul(windows, tf.reshape(dyBox, [groups, samples * boxPositions, diffDstPerGroup]));
+      return tf.reshape(product, [groups, taps.length, geometry.src.channelsPerGroup, diffDstPerGroup]);
+    }));
+    order.push(...taps.map(tap => tap.kernelIndex));
+  }
+  x.dispose();
+
+  // 7. Into kernel order [G, K, SC, DC], zeros for the offsets that read only padding.
+  const volume = kernelVolume(geometry);
+  const blocks = products.length === 1 ? products[0] : tf.concat(products, 1);
+  if (order.length === volume && order.every((kernelIndex, i) => kernelIndex === i)) return blocks;
+  const zero = tf.zeros([groups, 1, geometry.src.channelsPerGroup, diffDstPerGroup]);
+  const withZero = tf.concat([blocks, zero], 1);
+  const indices = new Int32Array(volume).fill(order.length);
+  order.forEach((kernelIndex, i) => indices[kernelIndex] = i);
+  return tf.gather(withZero, tf.tensor1d(indices, 'int32'), 1);
+}
+
+/** A box of frame positions: per axis [begin, count), relative to the frame's first position. */
+type Box = Array<[number, number]>;
+
+/**
+ * The frame's taps grouped by their box: per axis the positions p of the frame for which
+ * p·s − pb + k·d lies in [0, src size). Every tap the frame keeps reads src at some position on
+ * every axis, so no box is empty.
+ */
+function tapsByBox(geometry: FilterGradientGeometry, frame: WindowFrame): Array<{box: Box; taps: FrameTap[]}> {
+  const groups = new Map<string, {box: Box; taps: FrameTap[]}>();
+  for (const tap of frame.taps) {
+    const box = frame.axes.map((f, a): [number, number] => {
+      const {stride: s, dilation: d, padBegin, srcSize} = geometry.axes[a];
+      const base = tap.kernel[a] * d - padBegin;  // p·s + base is the src index read
+      const low = Math.max(f.firstPosition, Math.ceil(-base / s));
+      const high = Math.min(f.firstPosition + f.positions - 1, Math.floor((srcSize - 1 - base) / s));
+      return [low - f.firstPosition, high - low + 1];
+    });
+    const key = box.join();
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, {box, taps: [tap]});
+    else group.taps.push(tap);
+  }
+  return [...groups.values()];
 }
 
 /** Runs shorter than this many elements make slices slow on wasm (one copy call per run). */
@@ -318,24 +415,4 @@ export function transposeMerged(x: tf.Tensor, perm: readonly number[]): tf.Tenso
   const mergedShape = byInputOrder.map(run => run.reduce((v, axis) => v * x.shape[axis], 1));
   const mergedPerm = runs.map(run => byInputOrder.indexOf(run));
   return tf.reshape(tf.transpose(tf.reshape(x, mergedShape), mergedPerm), outShape);
-}
-
-/**
- * Adds a chunk's partial product [G][T][SC][DC] (T: the frame's taps) into the result, laid out
- * by the geometry's filter strides; `tapOffsets` holds each tap's offset in the result.
- */
-function accumulate(
-    geometry: FilterGradientGeometry, partial: ArrayLike<number>, tapOffsets: readonly number[], sums: Float64Array) {
-  const {groups, filterStrides} = geometry;
-  const srcPerGroup = geometry.src.channelsPerGroup;
-  const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
-  let i = 0;
-  for (let g = 0; g < groups; g++) {
-    for (const tapOffset of tapOffsets) {
-      for (let sc = 0; sc < srcPerGroup; sc++) {
-        const base = g * filterStrides.group + tapOffset + sc * filterStrides.srcChannel;
-        for (let dc = 0; dc < diffDstPerGroup; dc++) sums[base + dc * filterStrides.diffDstChannel] += partial[i++];
-      }
-    }
-  }
 }

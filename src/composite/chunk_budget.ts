@@ -1,7 +1,7 @@
 import {env} from '@tensorflow/tfjs-core';
 
-import {opError} from '../../src/errors';
-import {OpName} from '../../src/names';
+import {opError} from '../errors';
+import {OpName} from '../names';
 
 /**
  * The tfjs flag bounding the memory of one chunk of the composite (node/wasm) kernels, in bytes:
