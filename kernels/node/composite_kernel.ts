@@ -4,7 +4,7 @@ import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorf
 import {copyOfForeignInput, geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import type {FilterGradientGeometry} from '../../src/geometry';
-import {computeFilterGradient} from '../cpu/filter_gradient';
+import {computeFilterGradient} from '../host/filter_gradient';
 import {chunkBudgetBytes} from './chunk_budget';
 import {compositeFilterGradient} from './filter_gradient_composite';
 
@@ -56,7 +56,6 @@ export function compositeKernelConfigs(op: OpName, backendName: string): KernelC
 
 /**
  * The backends the package registers the composite kernels for: tfjs-node's `tensorflow` (whose
- * native Conv2DBackpropFilter cannot carry the spec) and `wasm` (native-speed matMul for Node
- * and browsers without libtensorflow). Registration loads neither backend package.
+ * native Conv2DBackpropFilter cannot carry the spec). Registration does not load its package.
  */
-export const COMPOSITE_BACKENDS = Object.freeze(['tensorflow', 'wasm'] as const);
+export const COMPOSITE_BACKENDS = Object.freeze(['tensorflow'] as const);
