@@ -30,7 +30,7 @@
  *                   whose ratios the issue's targets are read from (default 15, at least --runs)
  *   --only a,b      only the workloads whose name contains one of these
  *   --no-pytorch    skip PyTorch;  --no-builtin   skip tfjs's built-in cpu kernel (its one run takes ~15 s)
- *   --training-runs N  timed runs per implementation on each training layer (default 7)
+ *   --training-runs N  timed runs per implementation on each training layer (default 15)
  *   --no-training   skip the training layers;  --training-only   only them
  *   --out DIR       where to write the results (default bench/results; '-' writes nothing)
  */
@@ -101,7 +101,7 @@ interface Options {
 
 function parseOptions(argv: readonly string[]): Options {
   const options: Options = {
-    runs: 5, keyRuns: 15, only: null, pytorch: true, builtIn: true, trainingRuns: 7, training: 'yes',
+    runs: 5, keyRuns: 15, only: null, pytorch: true, builtIn: true, trainingRuns: 15, training: 'yes',
     out: path.resolve(__dirname, 'results'),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -519,7 +519,8 @@ async function runWorkload(
           if (s.impl.warmUpIsRun) await warmUp(s);
         }
       }
-      for (const s of sessions) {
+      // Every other run in reverse order, so that no implementation always follows the same one.
+      for (const s of run % 2 === 0 ? sessions : [...sessions].reverse()) {
         if (!s.impl.warmUpIsRun && run < s.impl.runs(options)) s.times.push(await s.session.call(s.calls));
       }
     }
@@ -736,13 +737,16 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
   out.push('# Filter-gradient benchmark: cpu and wasm\n');
   out.push(`Code: ${sourceState()}.`);
   const keyRuns = Math.max(r.options.runs, r.options.keyRuns);
-  const args = [...(r.options.runs !== 5 ? [`--runs ${r.options.runs}`] : []), ...(r.options.keyRuns !== 15 ? [`--key-runs ${r.options.keyRuns}`] : [])];
+  const args = [...(r.options.runs !== 5 ? [`--runs ${r.options.runs}`] : []), ...(r.options.keyRuns !== 15 ? [`--key-runs ${r.options.keyRuns}`] : []),
+                ...(r.options.trainingRuns !== 15 ? [`--training-runs ${r.options.trainingRuns}`] : []),
+                ...(r.options.training === 'only' ? ['--training-only'] : []), ...(r.options.training === 'no' ? ['--no-training'] : []),
+                ...(r.options.only !== null ? [`--only ${r.options.only.join(',')}`] : [])];
   out.push(`\`npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}\` on ${r.machine}; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
   out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
       r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
   out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed run${r.options.runs === 1 ? '' : 's'}, round-robin with the ` +
-           `others on the same workload (${keyRuns} on the key workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape, ` +
+           `others on the same workload, every other round in reverse order (${keyRuns} on the key workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape, ` +
            `whose ratios the targets are read from; wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
            `read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. The machine is ` +
            `shared and noisy: compare figures of one run only.\n`);
@@ -876,7 +880,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
     out.push(`Every layer of the file at the batch it gives (what tfjs users train: MNIST, CIFAR-10, a speech ` +
              `spectrogram model, MobileNet v1 α 0.25 at 128 px, and batch 1–2 ResNet-50/MobileNet layers). ` +
              `${r.options.trainingRuns} timed runs per implementation after 1 warm-up (built-in: ${
-                 Math.min(r.options.trainingRuns, 3)}), round-robin; these calls are short, so a run is as many ` +
+                 Math.min(r.options.trainingRuns, 3)}), round-robin, every other round in reverse order; these calls are short, so a run is as many ` +
              `back-to-back calls as take about ${TRAINING_RUN_MS} ms (from the fastest of 3 untimed calls; at most ${
                  MAX_CALLS_PER_RUN}) with one read-back of the last result, divided by the calls (DESIGN.md §7); PyTorch ` +
              `times one call per run itself. Inputs are tensors of the backend, as a model passes them. ` +
