@@ -441,6 +441,8 @@ interface Measurement {
   difference: number | null;
   /** Calls per timed run (several, with one read-back, on the training layers). */
   callsPerRun?: number;
+  /** ms per call of each timed run, in the order run (round r of every implementation at index r). */
+  times: number[];
 }
 
 interface WorkloadResult {
@@ -547,6 +549,7 @@ async function runWorkload(
       return {
         impl: s.impl.key,
         ...(amortize ? {callsPerRun: s.calls} : {}),
+        times: s.times,
         timing,
         gflops: gflops(geometry.flops, timing.median),
         memory: s.memory!,
@@ -616,13 +619,14 @@ async function main() {
   } else {
     notes.push('PyTorch skipped: --no-pytorch.');
   }
+  // Ours on wasm right after ours on cpu: the two run next to each other in every round (paired ratios).
+  const wasmImpl = ourImpl('wasm', 'ours wasm, WebAssembly SIMD', WASM_COLOR, simdRegistered ? true : null);
   if (simdRegistered) {
-    impls.push(ourImpl('simd', 'ours cpu, WebAssembly SIMD', COLORS.simd, true));
+    impls.push(ourImpl('simd', 'ours cpu, WebAssembly SIMD', COLORS.simd, true), wasmImpl);
     impls.push(ourImpl('typescript', 'ours cpu, TypeScript loops', COLORS.typescript, false));
   } else {
-    impls.push(ourImpl('typescript', 'ours cpu', COLORS.typescript, null));
+    impls.push(ourImpl('typescript', 'ours cpu', COLORS.typescript, null), wasmImpl);
   }
-  impls.push(ourImpl('wasm', 'ours wasm, WebAssembly SIMD', WASM_COLOR, simdRegistered ? true : null));
   impls.push(wasmBuiltInImpl);
   const labels = new Map<ImplKey, string>(impls.map(i => [i.key, i.label]));
   labels.set('cpuBuiltIn', cpuBuiltInImpl.label);
@@ -730,8 +734,19 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
   const find = (w: WorkloadResult, key: ImplKey) => w.measurements.find(m => m.impl === key);
   const ours: ImplKey[] = r.simdRegistered ? ['simd', 'typescript', 'wasm'] : ['typescript', 'wasm'];
   const cpuKey: ImplKey = r.simdRegistered ? 'simd' : 'typescript';
-  /** Ours on wasm ÷ ours on cpu (the fastest cpu path), per workload. */
+  /** Ours on wasm ÷ ours on cpu (the fastest cpu path), per workload: the ratio of the median rates. */
   const wasmOverCpu = (w: WorkloadResult) => (find(w, 'wasm')?.gflops ?? NaN) / (find(w, cpuKey)?.gflops ?? NaN);
+  /**
+   * The same, paired: the median over rounds of cpu time ÷ wasm time in that round. The two run
+   * next to each other in every round (round-robin, every other round reversed), so a load that
+   * changes over seconds hits both alike; the median of the ratios is robust to a disturbed round.
+   */
+  const pairedWasmOverCpu = (w: WorkloadResult) => {
+    const cpu = find(w, cpuKey)?.times ?? [];
+    const wasm = find(w, 'wasm')?.times ?? [];
+    const ratios = wasm.slice(0, cpu.length).map((t, i) => cpu[i] / t);
+    return ratios.length === 0 ? NaN : summarize(ratios).median;
+  };
   const hasTorch = r.impls.some(i => i.key === 'pytorch');
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: cpu and wasm\n');
@@ -766,7 +781,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
         t ? ` = **${ratio((m?.gflops ?? NaN) / t.gflops)}** of PyTorch 1 thread (${rate(t.gflops)} GFLOP/s; target ≥ 0.125×); ` +
                 `fastest runs ${rate(fastest(m))} vs ${rate(fastest(t))} = ${ratio(fastest(m) / fastest(t))}` :
             ''}${r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}; ours wasm ${
-        rate(find(w, 'wasm')?.gflops ?? NaN)} GFLOP/s = ${ratio(wasmOverCpu(w))} of ours cpu.`);
+        rate(find(w, 'wasm')?.gflops ?? NaN)} GFLOP/s = ${ratio(wasmOverCpu(w))} of ours cpu (paired: ${
+        ratio(pairedWasmOverCpu(w))}).`);
   }
   if (r.anchor) {
     const b = find(r.anchor, 'cpuBuiltIn')!;
@@ -795,8 +811,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
       right.push(true);
     }
   }
-  header.push('wasm ÷ cpu', 'tfjs built-in (wasm) GFLOP/s', 'wasm ÷ built-in');
-  right.push(true, true, true);
+  header.push('wasm ÷ cpu', 'paired', 'tfjs built-in (wasm) GFLOP/s', 'wasm ÷ built-in');
+  right.push(true, true, true, true);
   const rows = r.results.map(w => {
     const t = find(w, 'pytorch');
     const row = [w.label, `${w.batch} (file ${w.fileBatch})`, w.shape, (w.flops / 1e9).toFixed(3)];
@@ -808,7 +824,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
     }
     const b = find(w, 'wasmBuiltIn');
     const c = find(w, 'wasm');
-    row.push(ratio(wasmOverCpu(w)), b ? rateRange(w.flops, b.timing) : 'n/a', b && c ? ratio(c.gflops / b.gflops) : '–');
+    row.push(ratio(wasmOverCpu(w)), ratio(pairedWasmOverCpu(w)), b ? rateRange(w.flops, b.timing) : 'n/a', b && c ? ratio(c.gflops / b.gflops) : '–');
     return row;
   });
   const builtInNote = '"n/a": tfjs-backend-wasm\'s only filter gradient is Conv3DBackpropFilterV2 (no Conv2DBackpropFilter, ' +
@@ -817,7 +833,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
   if (r.results.length > 0) {
     out.push('## Throughput (GFLOP/s: median (slowest–fastest))\n');
     out.push(markdownTable(header, rows, right));
-    out.push(`\nwasm ÷ cpu: ${r.labels.get('wasm')} ÷ ${r.labels.get(cpuKey)} (medians). ${builtInNote}\n`);
+    out.push(`\nwasm ÷ cpu: ${r.labels.get('wasm')} ÷ ${r.labels.get(cpuKey)} (median rates); paired: the median over ` +
+             `rounds of that round's cpu ÷ wasm time (the two run next to each other). ${builtInNote}\n`);
   }
 
   // Anchor.
@@ -888,7 +905,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
     const isDepthwise = (w: WorkloadResult) => w.depthwise;
     const trainingHeader = ['layer', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', 'MFLOP',
                             ...(hasTorch ? ['PyTorch GFLOP/s'] : []), `${r.labels.get(cpuKey)} GFLOP/s`,
-                            `${r.labels.get('wasm')} GFLOP/s`, 'wasm ÷ cpu', 'tfjs built-in (wasm) GFLOP/s',
+                            `${r.labels.get('wasm')} GFLOP/s`, 'wasm ÷ cpu', 'wasm ÷ cpu, paired', 'tfjs built-in (wasm) GFLOP/s',
                             'wasm ÷ built-in', 'calls per run (cpu, wasm)', 'diff'];
     const trainingRows = r.training.map(w => {
       const c = find(w, cpuKey);
@@ -897,25 +914,26 @@ function writeReport(r: ReportInput): {markdown: string; svg: string | null; tra
       const t = find(w, 'pytorch');
       return [w.label, String(w.batch), w.shape, (w.flops / 1e6).toFixed(w.flops < 1e7 ? 2 : 1),
               ...(hasTorch ? [t ? rateRange(w.flops, t.timing) : '–'] : []), c ? rateRange(w.flops, c.timing) : '–',
-              m ? rateRange(w.flops, m.timing) : '–', ratio(wasmOverCpu(w)), b ? rateRange(w.flops, b.timing) : 'n/a',
+              m ? rateRange(w.flops, m.timing) : '–', ratio(wasmOverCpu(w)), ratio(pairedWasmOverCpu(w)),
+              b ? rateRange(w.flops, b.timing) : 'n/a',
               b && m ? ratio(m.gflops / b.gflops) : '–', `${c?.callsPerRun ?? '–'}, ${m?.callsPerRun ?? '–'}`,
               m?.difference == null ? '–' : m.difference.toExponential(1)];
     });
     out.push(markdownTable(trainingHeader, trainingRows, trainingHeader.map((_, c) => c === 1 || c >= 3)));
     out.push(`\n${builtInNote}\n`);
-    const fastestOverCpu = (w: WorkloadResult) =>
-        (find(w, cpuKey)?.timing.min ?? NaN) / (find(w, 'wasm')?.timing.min ?? NaN);
     const summary = (name: string, ws: WorkloadResult[]) => {
-      const ratios = ws.map(wasmOverCpu).filter(Number.isFinite).sort((a, b) => a - b);
-      if (ratios.length === 0) return `- ${name}: none.`;
-      const worst = ws.find(w => wasmOverCpu(w) === ratios[0])!;
-      const fastest = ws.map(fastestOverCpu).filter(Number.isFinite).sort((a, b) => a - b);
-      return `- ${name} (${ratios.length}): wasm ÷ cpu min **${ratio(ratios[0])}** (${worst.label}), median **${
-          ratio(summarize(ratios).median)}**, max ${ratio(ratios[ratios.length - 1])}; by fastest runs: min ${
-          ratio(fastest[0])}, median ${ratio(summarize(fastest).median)}.`;
+      const line = (of: (w: WorkloadResult) => number) => {
+        const ratios = ws.map(of).filter(Number.isFinite).sort((a, b) => a - b);
+        const worst = ws.find(w => of(w) === ratios[0]);
+        return `min **${ratio(ratios[0])}** (${worst?.label}), median **${ratio(summarize(ratios).median)}**, max ${
+            ratio(ratios[ratios.length - 1])}`;
+      };
+      if (ws.length === 0) return `- ${name}: none.`;
+      return `- ${name} (${ws.length}): paired ${line(pairedWasmOverCpu)}; by median rates ${line(wasmOverCpu)}.`;
     };
-    out.push('Ours on wasm against ours on cpu (the same micro-kernels; per layer, the ratio of the median ' +
-             'GFLOP/s, and of the fastest runs, which shared-machine noise affects less):\n');
+    out.push('Ours on wasm against ours on cpu (the same micro-kernels), per layer: "paired" is the median over ' +
+             'rounds of the cpu ÷ wasm time of that round (the two run next to each other in every round), "by ' +
+             'median rates" the ratio of the two median GFLOP/s:\n');
     out.push(summary('dense layers', r.training.filter(w => !isDepthwise(w))));
     out.push(summary('depthwise layers', r.training.filter(isDepthwise)));
     out.push(summary('all layers', r.training));
