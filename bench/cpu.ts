@@ -5,24 +5,33 @@
  * - ours on tfjs's `cpu` backend, with the WebAssembly SIMD micro-kernel
  *   (tfjs flag CONV_BACKPROP_FILTERS_WASM_SIMD = true) and with the plain TypeScript loops
  *   (= false); one "ours cpu" row when the flag is not registered;
- * - ours on `wasm` (@tensorflow/tfjs-backend-wasm): the composite kernel of kernels/node, the
- *   one tfjs-node's `tensorflow` backend also runs;
+ * - ours on `wasm` (@tensorflow/tfjs-backend-wasm): the wasm kernel, the same WebAssembly SIMD
+ *   micro-kernels reading views on the backend's heap (flag true);
  * - PyTorch (torch.nn.grad.conv*d_weight, 1 thread) through /usr/bin/python3 when it imports
  *   torch (bench/pytorch_server.py, a child process of this one);
- * - tfjs's built-in kernels as anchors: Conv3DBackpropFilterV2 on wasm for the 3-D workloads, and
- *   Conv2DBackpropFilter on cpu for one ResNet-50 shape (it runs at ~0.015 GFLOP/s, so one run).
+ * - tfjs's built-in kernels as anchors: Conv3DBackpropFilterV2 on wasm (tfjs-backend-wasm has no
+ *   Conv2DBackpropFilter nor a depthwise one: 2-D problems without groups run through it with a
+ *   depth of 1), and Conv2DBackpropFilter on cpu for one ResNet-50 shape (~0.015 GFLOP/s, so one run).
+ *
+ * Then the training layers (`conv/shapes_tfjs_training`, every layer at the batch its file
+ * gives): ours on cpu and on wasm, tfjs-wasm's built-in where it can run the layer, PyTorch.
+ * These calls are short, so a run there is several back-to-back calls with one read-back of the
+ * last result, divided by the number of calls (DESIGN.md §7): about TRAINING_RUN_MS per run.
  *
  * Every implementation of a workload is warmed up once (that call also measures memory), then
  * the timed runs go round-robin over the implementations, so noise from a shared machine hits
  * them alike; a run is one call until its result is read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial
  * (computeGeometry's flops) / median time. Results of every implementation are compared with
- * the TypeScript loops'. Writes bench/results/cpu.md, cpu.svg and cpu.json, and prints the tables.
+ * the TypeScript loops'. Writes bench/results/cpu.md, cpu.svg, cpu_training.svg and cpu.json, and
+ * prints the tables.
  *
  *   --runs N        timed runs per implementation and workload (default 5)
  *   --key-runs N    timed runs on the key workloads — ResNet-50 res2/res3 3x3 and the built-in's shape —
  *                   whose ratios the issue's targets are read from (default 15, at least --runs)
  *   --only a,b      only the workloads whose name contains one of these
  *   --no-pytorch    skip PyTorch;  --no-builtin   skip tfjs's built-in cpu kernel (its one run takes ~15 s)
+ *   --training-runs N  timed runs per implementation on each training layer (default 15)
+ *   --no-training   skip the training layers;  --training-only   only them
  *   --out DIR       where to write the results (default bench/results; '-' writes nothing)
  */
 import {peakRssAvailable, probeMemory, wasmBytes, wasmMemoryCount} from './node_memory';  // first: hooks WebAssembly
@@ -37,7 +46,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as readline from 'readline';
 
-import {computeGeometry, CONV_BACKPROP_FILTERS_CHUNK_BYTES, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 
 import {sourceState} from './source_state';
 import {peakTensorBytes} from './tensor_memory';
@@ -85,11 +94,16 @@ interface Options {
   only: string[] | null;
   pytorch: boolean;
   builtIn: boolean;
+  trainingRuns: number;
+  training: 'yes'|'no'|'only';
   out: string | null;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {runs: 5, keyRuns: 15, only: null, pytorch: true, builtIn: true, out: path.resolve(__dirname, 'results')};
+  const options: Options = {
+    runs: 5, keyRuns: 15, only: null, pytorch: true, builtIn: true, trainingRuns: 15, training: 'yes',
+    out: path.resolve(__dirname, 'results'),
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = () => {
@@ -107,6 +121,16 @@ function parseOptions(argv: readonly string[]): Options {
       if (!Number.isSafeInteger(options.keyRuns) || options.keyRuns < 1) {
         throw new Error(`--key-runs needs a positive integer, got '${text}'`);
       }
+    } else if (flag === '--training-runs') {
+      const text = value();
+      options.trainingRuns = Number(text);
+      if (!Number.isSafeInteger(options.trainingRuns) || options.trainingRuns < 1) {
+        throw new Error(`--training-runs needs a positive integer, got '${text}'`);
+      }
+    } else if (flag === '--no-training') {
+      options.training = 'no';
+    } else if (flag === '--training-only') {
+      options.training = 'only';
     } else if (flag === '--only') {
       options.only = value().split(',').filter(s => s !== '');
     } else if (flag === '--no-pytorch') {
@@ -117,7 +141,8 @@ function parseOptions(argv: readonly string[]): Options {
       const v = value();
       options.out = v === '-' ? null : path.resolve(v);
     } else {
-      throw new Error(`unknown option '${argv[i]}' (--runs N, --key-runs N, --only a,b, --no-pytorch, --no-builtin, --out DIR)`);
+      throw new Error(`unknown option '${argv[i]}' (--runs N, --key-runs N, --training-runs N, --only a,b, --no-pytorch, ` +
+                      `--no-builtin, --no-training, --training-only, --out DIR)`);
     }
   }
   return options;
@@ -182,7 +207,14 @@ class PyTorch {
 // ---------------------------------------------------------------------------------------------
 // Implementations: each sets up a workload, then warms up (measuring memory) and times calls.
 
-type ImplKey = 'pytorch'|'simd'|'typescript'|'composite'|'wasmBuiltIn'|'cpuBuiltIn';
+type ImplKey = 'pytorch'|'simd'|'typescript'|'wasm'|'wasmBuiltIn'|'cpuBuiltIn';
+
+/** The chart colour of ours on wasm. */
+const WASM_COLOR = '#2ca02c';
+/** The training layers' file, and how long one amortized run of them lasts (several calls). */
+const TRAINING_FILE = 'conv/shapes_tfjs_training';
+const TRAINING_RUN_MS = 40;
+const MAX_CALLS_PER_RUN = 64;
 
 interface Memory {
   /** Peak resident bytes of the process during the call above those before it (null: unknown). */
@@ -197,8 +229,8 @@ interface Memory {
 interface Session {
   /** The warm-up call: measures memory, returns the result's values (null for PyTorch) and its wall time. */
   warmUp(): Promise<{memory: Memory; values: Float32Array | null; ms: number}>;
-  /** One timed call until its result is read back, in ms. */
-  call(): Promise<number>;
+  /** `calls` back-to-back calls, then a read-back of the last result: ms per call. */
+  call(calls: number): Promise<number>;
   dispose(): Promise<void>;
 }
 
@@ -235,20 +267,22 @@ function tfjsWasmHeap(): ArrayBuffer | undefined {
 /** A session of a tfjs call on `backend`, with `before` run ahead of each call (e.g. setting a flag). */
 async function tfjsSession(
     backend: string, make: () => {tensors: tf.Tensor[]; call: () => tf.Tensor}, before: () => void = () => {}): Promise<Session> {
-  // On wasm: tfjs-backend-wasm's heap; on cpu: every other WebAssembly memory (the SIMD kernel's).
+  // On wasm: every WebAssembly memory (tfjs-backend-wasm's heap and the SIMD kernel's); on cpu:
+  // every one but tfjs-backend-wasm's heap.
   const wasm = backend === 'wasm';
-  const select = (memory: WebAssembly.Memory) => (memory.buffer === tfjsWasmHeap()) === wasm;
+  const select = (memory: WebAssembly.Memory) => wasm || memory.buffer !== tfjsWasmHeap();
   await tf.setBackend(backend);
   const {tensors, call} = make();
-  const timed = async () => {
+  const timed = async (calls: number) => {
     if (tf.getBackend() !== backend) await tf.setBackend(backend);
     before();
+    const results: tf.Tensor[] = [];
     const start = performance.now();
-    const result = call();
-    result.dataSync();
+    for (let i = 0; i < calls; i++) results.push(call());
+    results[calls - 1].dataSync();
     const elapsed = performance.now() - start;
-    result.dispose();
-    return elapsed;
+    tf.dispose(results);
+    return elapsed / calls;
   };
   return {
     async warmUp() {
@@ -285,8 +319,8 @@ async function tfjsSession(
   };
 }
 
-function ourImpl(key: 'simd'|'typescript'|'composite', label: string, color: string, simd: boolean | null): Impl {
-  const backend = key === 'composite' ? 'wasm' : 'cpu';
+function ourImpl(key: 'simd'|'typescript'|'wasm', label: string, color: string, simd: boolean | null): Impl {
+  const backend = key === 'wasm' ? 'wasm' : 'cpu';
   const before = simd === null ? () => {} : () => tf.env().set(SIMD_FLAG, simd);
   return {
     key,
@@ -300,7 +334,11 @@ function ourImpl(key: 'simd'|'typescript'|'composite', label: string, color: str
   };
 }
 
-/** tfjs-backend-wasm's Conv3DBackpropFilterV2: 3-D convolutions, no dilation, 'valid' or 'same' pads. */
+/**
+ * tfjs-backend-wasm's Conv3DBackpropFilterV2, its only filter gradient: no dilation, no groups,
+ * 'valid' or 'same' pads. 2-D problems run through it as 3-D ones of depth 1 (x and dy reshaped,
+ * which on wasm shares the data).
+ */
 const wasmBuiltInImpl: Impl = {
   key: 'wasmBuiltIn',
   label: 'tfjs built-in (wasm Conv3DBackpropFilterV2)',
@@ -308,16 +346,22 @@ const wasmBuiltInImpl: Impl = {
   runs: options => Math.min(options.runs, 3),
   setUp: async (problem, batch, seed) => {
     const pad = builtInPad(problem);
-    if (problem.kind !== 'conv' || problem.spatialRank !== 3 || problem.groups !== 1 || pad === null ||
+    if (problem.kind !== 'conv' || problem.spatialRank === 1 || problem.groups !== 1 || pad === null ||
         problem.dilations.some(d => d !== 1)) {
       return null;
     }
+    const asDepth1 = problem.spatialRank === 2;
     return tfjsSession('wasm', () => {
       const {input, outputDelta} = ourCall(problem, batch, seed);
-      const filterShape = [...problem.kernel, problem.ic, problem.oc];
-      const call = () => tf.engine().runKernel(
-                             'Conv3DBackpropFilterV2', {x: input, dy: outputDelta},
-                             {strides: [...problem.strides], pad, filterShape} as unknown as tf.NamedAttrMap) as tf.Tensor;
+      const filterShape = [...(asDepth1 ? [1] : []), ...problem.kernel, problem.ic, problem.oc];
+      const strides = [...(asDepth1 ? [1] : []), ...problem.strides];
+      const call = () => tf.tidy(() => {
+        const x = asDepth1 ? tf.expandDims(input, 1) : input;
+        const dy = asDepth1 ? tf.expandDims(outputDelta, 1) : outputDelta;
+        const dW = tf.engine().runKernel(
+                       'Conv3DBackpropFilterV2', {x, dy}, {strides, pad, filterShape} as unknown as tf.NamedAttrMap) as tf.Tensor;
+        return asDepth1 ? tf.squeeze(dW, [0]) : dW;
+      });
       return {tensors: [input, outputDelta], call};
     });
   },
@@ -378,6 +422,7 @@ function pytorchImpl(torch: PyTorch, hello: PyTorchHello): Impl {
           const {peakRssBytes} = await torch.request<{peakRssBytes: number | null}>({op: 'memory'});
           return {values: null, ms: NaN, memory: {peakRss: peakRssBytes, wasmGrowth: null, wasmTotal: null, tfPeak: null}};
         },
+        // PyTorch times its call itself (no read-back to amortize): one call per run.
         call: async () => (await torch.request<{ms: number}>({op: 'call'})).ms,
         dispose: async () => void await torch.request({op: 'free'}),
       };
@@ -392,8 +437,12 @@ interface Measurement {
   timing: Timing;
   gflops: number;
   memory: Memory;
-  /** max |impl − TypeScript loops| / max |TypeScript loops| (null: not compared). */
+  /** max |impl − base| / max |base|, base = the TypeScript loops, else ours cpu SIMD (null: not compared). */
   difference: number | null;
+  /** Calls per timed run (several, with one read-back, on the training layers). */
+  callsPerRun?: number;
+  /** ms per call of each timed run, in the order run (round r of every implementation at index r). */
+  times: number[];
 }
 
 interface WorkloadResult {
@@ -404,6 +453,8 @@ interface WorkloadResult {
   batch: number;
   fileBatch: number;
   shape: string;
+  /** One input channel per group (depthwise, any channel multiplier). */
+  depthwise: boolean;
   flops: number;
   /** Bytes of input + outputDelta, and of the gradient. */
   dataBytes: number;
@@ -426,18 +477,25 @@ function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number 
 const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ')
                                       .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
 
-/** Sets up every implementation on one workload, warms each up, then times them round-robin. */
-async function runWorkload(problem: Problem, batch: number, seed: number, impls: readonly Impl[], options: Options):
-    Promise<WorkloadResult> {
+/**
+ * Sets up every implementation on one workload, warms each up, then times them round-robin.
+ * `amortize`: a run is as many back-to-back calls as take about TRAINING_RUN_MS (from the fastest
+ * of three untimed calls after the warm-up), with one read-back; otherwise one call.
+ */
+async function runWorkload(
+    problem: Problem, batch: number, seed: number, impls: readonly Impl[], options: Options,
+    amortize = false): Promise<WorkloadResult> {
   const args = toOpArguments(problem, batch);
   const geometry = computeGeometry(
       opName(problem),
       {input: {shape: args.inputShape, dtype: 'float32'}, outputDelta: {shape: args.outputDeltaShape, dtype: 'float32'}},
       args.attrs as unknown as Record<string, unknown>);
-  const sessions: Array<{impl: Impl; session: Session; times: number[]; memory?: Memory; values?: Float32Array | null}> = [];
+  const sessions: Array<{
+    impl: Impl; session: Session; times: number[]; calls: number; memory?: Memory; values?: Float32Array | null;
+  }> = [];
   for (const impl of impls) {
     const session = await impl.setUp(problem, batch, seed);
-    if (session !== null) sessions.push({impl, session, times: []});
+    if (session !== null) sessions.push({impl, session, times: [], calls: 1});
   }
   try {
     const warmUp = async (s: typeof sessions[number]) => {
@@ -448,6 +506,11 @@ async function runWorkload(problem: Problem, batch: number, seed: number, impls:
     };
     for (const s of sessions) {
       if (!s.impl.warmUpIsRun) await warmUp(s);
+      if (amortize && !s.impl.warmUpIsRun && s.impl.key !== 'pytorch') {
+        // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
+        const single = Math.min(await s.session.call(1), await s.session.call(1), await s.session.call(1));
+        s.calls = Math.max(1, Math.min(MAX_CALLS_PER_RUN, Math.round(TRAINING_RUN_MS / Math.max(single, 1e-3))));
+      }
     }
     // A single-call implementation runs in the middle of the others' timed runs, so that they are
     // timed both before and after it.
@@ -458,14 +521,16 @@ async function runWorkload(problem: Problem, batch: number, seed: number, impls:
           if (s.impl.warmUpIsRun) await warmUp(s);
         }
       }
-      for (const s of sessions) {
-        if (!s.impl.warmUpIsRun && run < s.impl.runs(options)) s.times.push(await s.session.call());
+      // Every other run in reverse order, so that no implementation always follows the same one.
+      for (const s of run % 2 === 0 ? sessions : [...sessions].reverse()) {
+        if (!s.impl.warmUpIsRun && run < s.impl.runs(options)) s.times.push(await s.session.call(s.calls));
       }
     }
   } finally {
     for (const s of sessions) await s.session.dispose();
   }
-  const base = sessions.find(s => s.impl.key === 'typescript')?.values ?? null;
+  const baseKey: ImplKey = sessions.some(s => s.impl.key === 'typescript') ? 'typescript' : 'simd';
+  const base = sessions.find(s => s.impl.key === baseKey)?.values ?? null;
   const elements = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
   return {
     name: problem.name,
@@ -475,6 +540,7 @@ async function runWorkload(problem: Problem, batch: number, seed: number, impls:
     batch,
     fileBatch: problem.batch,
     shape: describeProblem(problem),
+    depthwise: problem.groups > 1 && problem.ic === problem.groups,
     flops: geometry.flops,
     dataBytes: 4 * (elements(args.inputShape) + elements(args.outputDeltaShape)),
     outputBytes: 4 * elements(geometry.filterShape),
@@ -482,10 +548,12 @@ async function runWorkload(problem: Problem, batch: number, seed: number, impls:
       const timing = summarize(s.times);
       return {
         impl: s.impl.key,
+        ...(amortize ? {callsPerRun: s.calls} : {}),
+        times: s.times,
         timing,
         gflops: gflops(geometry.flops, timing.median),
         memory: s.memory!,
-        difference: base !== null && s.values != null && s.impl.key !== 'typescript' ? relativeDifference(s.values, base) : null,
+        difference: base !== null && s.values != null && s.impl.key !== baseKey ? relativeDifference(s.values, base) : null,
       };
     }),
   };
@@ -551,13 +619,14 @@ async function main() {
   } else {
     notes.push('PyTorch skipped: --no-pytorch.');
   }
+  // Ours on wasm right after ours on cpu: the two run next to each other in every round (paired ratios).
+  const wasmImpl = ourImpl('wasm', 'ours wasm, WebAssembly SIMD', WASM_COLOR, simdRegistered ? true : null);
   if (simdRegistered) {
-    impls.push(ourImpl('simd', 'ours cpu, WebAssembly SIMD', COLORS.simd, true));
+    impls.push(ourImpl('simd', 'ours cpu, WebAssembly SIMD', COLORS.simd, true), wasmImpl);
     impls.push(ourImpl('typescript', 'ours cpu, TypeScript loops', COLORS.typescript, false));
   } else {
-    impls.push(ourImpl('typescript', 'ours cpu', COLORS.typescript, null));
+    impls.push(ourImpl('typescript', 'ours cpu', COLORS.typescript, null), wasmImpl);
   }
-  impls.push(ourImpl('composite', 'ours wasm (composite)', COLORS.composite, null));
   impls.push(wasmBuiltInImpl);
   const labels = new Map<ImplKey, string>(impls.map(i => [i.key, i.label]));
   labels.set('cpuBuiltIn', cpuBuiltInImpl.label);
@@ -576,7 +645,8 @@ async function main() {
 
   const results: WorkloadResult[] = [];
   const keyOptions: Options = {...options, runs: Math.max(options.runs, options.keyRuns)};
-  const picks = PICKS.filter(p => options.only === null || options.only.some(o => p.name.includes(o)));
+  const selected = (name: string) => options.only === null || options.only.some(o => name.includes(o));
+  const picks = options.training === 'only' ? [] : PICKS.filter(p => selected(p.name));
   try {
     for (const [index, pick] of picks.entries()) {
       const problem = findProblem(loadWorkloadFile(pick.file, dir), pick.name);
@@ -590,28 +660,49 @@ async function main() {
 
     // The anchor: tfjs's built-in cpu kernel on one ResNet-50 shape, one run; ours (and PyTorch) beside it.
     let anchor: WorkloadResult | null = null;
-    if (options.builtIn) {
+    if (options.builtIn && options.training !== 'only') {
       const problem = findProblem(loadWorkloadFile(ANCHOR.file, dir), ANCHOR.name);
       log(`  tfjs built-in cpu Conv2DBackpropFilter on ${problem.name} batch ${ANCHOR.batch} (one run, ~15 s) …`);
-      const anchorImpls = [...impls.filter(i => i.key !== 'composite' && i.key !== 'wasmBuiltIn'), cpuBuiltInImpl];
+      const anchorImpls = [...impls.filter(i => i.key !== 'wasm' && i.key !== 'wasmBuiltIn'), cpuBuiltInImpl];
       anchor = await runWorkload(problem, ANCHOR.batch, 7, anchorImpls, keyOptions);
       log(`  anchor: ${anchor.measurements.map(m => `${m.impl} ${rate(m.gflops)}`).join(', ')} GFLOP/s`);
       await tf.setBackend('cpu');
       checkLeaks('anchor');
     } else {
-      notes.push('tfjs built-in cpu kernel skipped: --no-builtin.');
+      notes.push(`tfjs built-in cpu kernel skipped: ${options.builtIn ? '--training-only' : '--no-builtin'}.`);
+    }
+
+    // The training layers, each at its file's batch, amortized: ours on cpu and wasm, the built-in, PyTorch.
+    const training: WorkloadResult[] = [];
+    if (options.training !== 'no') {
+      const trainingImpls = impls.filter(i => ['pytorch', 'simd', 'wasm', 'wasmBuiltIn'].includes(i.key) ||
+                                              (!simdRegistered && i.key === 'typescript'));
+      const layers = loadWorkloadFile(TRAINING_FILE, dir).filter(p => selected(p.name));
+      log(`\ntraining layers (${TRAINING_FILE}): ${layers.length}, ${options.trainingRuns} amortized runs each`);
+      for (const [index, problem] of layers.entries()) {
+        const result = await runWorkload(
+            problem, problem.batch, 5000 + 10 * index, trainingImpls, {...options, runs: options.trainingRuns}, true);
+        training.push(result);
+        log(`  ${result.label} (batch ${problem.batch}): ${
+            result.measurements.map(m => `${m.impl} ${rate(m.gflops)} (×${m.callsPerRun ?? 1})`).join(', ')} GFLOP/s`);
+        await tf.setBackend('cpu');
+        checkLeaks(problem.name);
+      }
     }
 
     const total = (performance.now() - wallStart) / 1000;
     const report = writeReport({options, machine, dir, descriptors, files: files.length, notes, simdRegistered, simdDefault, labels,
-                                pytorchLabel, results, anchor, seconds: total, impls});
+                                pytorchLabel, results, anchor, training, seconds: total, impls});
     console.log(report.markdown);
     if (options.out !== null) {
       fs.mkdirSync(options.out, {recursive: true});
       fs.writeFileSync(path.join(options.out, 'cpu.md'), report.markdown);
-      fs.writeFileSync(path.join(options.out, 'cpu.svg'), report.svg);
+      if (report.svg !== null) fs.writeFileSync(path.join(options.out, 'cpu.svg'), report.svg);
+      if (report.trainingSvg !== null) fs.writeFileSync(path.join(options.out, 'cpu_training.svg'), report.trainingSvg);
       fs.writeFileSync(path.join(options.out, 'cpu.json'), `${JSON.stringify(report.json, null, 1)}\n`);
-      log(`\nwrote ${path.relative(process.cwd(), path.join(options.out, 'cpu.md'))}, cpu.svg, cpu.json`);
+      log(`\nwrote ${path.relative(process.cwd(), path.join(options.out, 'cpu.md'))}, ${
+          [report.svg !== null ? 'cpu.svg' : '', report.trainingSvg !== null ? 'cpu_training.svg' : '', 'cpu.json']
+              .filter(f => f !== '').join(', ')}`);
     }
     log(`tensors: ${tf.memory().numTensors} live at the end (${tensorsAtStart} at the start); WebAssembly memories: ${
         wasmMemoryCount()}, tfjs-backend-wasm's heap ${bytes(wasmBytes(m => m.buffer === tfjsWasmHeap()))}, others ${
@@ -634,25 +725,43 @@ interface ReportInput {
   pytorchLabel: string;
   results: WorkloadResult[];
   anchor: WorkloadResult | null;
+  training: WorkloadResult[];
   seconds: number;
   impls: Impl[];
 }
 
-function writeReport(r: ReportInput): {markdown: string; svg: string; json: object} {
+function writeReport(r: ReportInput): {markdown: string; svg: string | null; trainingSvg: string | null; json: object} {
   const find = (w: WorkloadResult, key: ImplKey) => w.measurements.find(m => m.impl === key);
-  const ours: ImplKey[] = r.simdRegistered ? ['simd', 'typescript', 'composite'] : ['typescript', 'composite'];
+  const ours: ImplKey[] = r.simdRegistered ? ['simd', 'typescript', 'wasm'] : ['typescript', 'wasm'];
+  const cpuKey: ImplKey = r.simdRegistered ? 'simd' : 'typescript';
+  /** Ours on wasm ÷ ours on cpu (the fastest cpu path), per workload: the ratio of the median rates. */
+  const wasmOverCpu = (w: WorkloadResult) => (find(w, 'wasm')?.gflops ?? NaN) / (find(w, cpuKey)?.gflops ?? NaN);
+  /**
+   * The same, paired: the median over rounds of cpu time ÷ wasm time in that round. The two run
+   * next to each other in every round (round-robin, every other round reversed), so a load that
+   * changes over seconds hits both alike; the median of the ratios is robust to a disturbed round.
+   */
+  const pairedWasmOverCpu = (w: WorkloadResult) => {
+    const cpu = find(w, cpuKey)?.times ?? [];
+    const wasm = find(w, 'wasm')?.times ?? [];
+    const ratios = wasm.slice(0, cpu.length).map((t, i) => cpu[i] / t);
+    return ratios.length === 0 ? NaN : summarize(ratios).median;
+  };
   const hasTorch = r.impls.some(i => i.key === 'pytorch');
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: cpu and wasm\n');
   out.push(`Code: ${sourceState()}.`);
   const keyRuns = Math.max(r.options.runs, r.options.keyRuns);
-  const args = [...(r.options.runs !== 5 ? [`--runs ${r.options.runs}`] : []), ...(r.options.keyRuns !== 15 ? [`--key-runs ${r.options.keyRuns}`] : [])];
+  const args = [...(r.options.runs !== 5 ? [`--runs ${r.options.runs}`] : []), ...(r.options.keyRuns !== 15 ? [`--key-runs ${r.options.keyRuns}`] : []),
+                ...(r.options.trainingRuns !== 15 ? [`--training-runs ${r.options.trainingRuns}`] : []),
+                ...(r.options.training === 'only' ? ['--training-only'] : []), ...(r.options.training === 'no' ? ['--no-training'] : []),
+                ...(r.options.only !== null ? [`--only ${r.options.only.join(',')}`] : [])];
   out.push(`\`npm run bench${args.length ? ` -- ${args.join(' ')}` : ''}\` on ${r.machine}; ${
       new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${r.seconds.toFixed(0)} s.`);
   out.push(`Workloads from \`${path.basename(path.dirname(r.dir))}/${path.basename(r.dir)}\` (${r.descriptors} descriptors in ${
       r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
   out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed run${r.options.runs === 1 ? '' : 's'}, round-robin with the ` +
-           `others on the same workload (${keyRuns} on the key workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape, ` +
+           `others on the same workload, every other round in reverse order (${keyRuns} on the key workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape, ` +
            `whose ratios the targets are read from; wasm built-in: ${Math.min(r.options.runs, 3)}); a run is one call until its result is ` +
            `read back. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run. The machine is ` +
            `shared and noisy: compare figures of one run only.\n`);
@@ -662,7 +771,7 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
 
   // Key figures.
   const main = r.simdRegistered ? 'simd' : 'typescript';
-  out.push('## Key figures (issue 7)\n');
+  if (r.results.length > 0 || r.anchor) out.push('## Key figures (issue 7)\n');
   for (const w of r.results.filter(w => PICKS.find(p => p.name === w.name && p.file === w.source.split(':')[0])?.key)) {
     const m = find(w, main);
     const t = find(w, 'pytorch');
@@ -671,11 +780,13 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
     out.push(`- ${w.label} (batch ${w.batch}): ${r.labels.get(main)} ${rate(m?.gflops ?? NaN)} GFLOP/s${
         t ? ` = **${ratio((m?.gflops ?? NaN) / t.gflops)}** of PyTorch 1 thread (${rate(t.gflops)} GFLOP/s; target ≥ 0.125×); ` +
                 `fastest runs ${rate(fastest(m))} vs ${rate(fastest(t))} = ${ratio(fastest(m) / fastest(t))}` :
-            ''}${r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}.`);
+            ''}${r.simdRegistered && ts ? `; TypeScript loops ${rate(ts.gflops)} GFLOP/s` : ''}; ours wasm ${
+        rate(find(w, 'wasm')?.gflops ?? NaN)} GFLOP/s = ${ratio(wasmOverCpu(w))} of ours cpu (paired: ${
+        ratio(pairedWasmOverCpu(w))}).`);
   }
   if (r.anchor) {
     const b = find(r.anchor, 'cpuBuiltIn')!;
-    for (const key of [...ours.filter(k => k !== 'composite'), 'pytorch'] as ImplKey[]) {
+    for (const key of [...ours.filter(k => k !== 'wasm'), 'pytorch'] as ImplKey[]) {
       const m = find(r.anchor, key);
       if (m) {
         out.push(`- ${r.anchor.label} batch ${r.anchor.batch}: ${r.labels.get(key)} **${ratio(m.gflops / b.gflops)}** tfjs's built-in cpu ` +
@@ -700,8 +811,8 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
       right.push(true);
     }
   }
-  header.push('tfjs built-in (wasm) GFLOP/s', 'wasm ÷ built-in');
-  right.push(true, true);
+  header.push('wasm ÷ cpu', 'paired', 'tfjs built-in (wasm) GFLOP/s', 'wasm ÷ built-in');
+  right.push(true, true, true, true);
   const rows = r.results.map(w => {
     const t = find(w, 'pytorch');
     const row = [w.label, `${w.batch} (file ${w.fileBatch})`, w.shape, (w.flops / 1e9).toFixed(3)];
@@ -712,14 +823,19 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
       if (hasTorch) row.push(m && t ? ratio(m.gflops / t.gflops) : '–');
     }
     const b = find(w, 'wasmBuiltIn');
-    const c = find(w, 'composite');
-    row.push(b ? rateRange(w.flops, b.timing) : 'n/a', b && c ? ratio(c.gflops / b.gflops) : '–');
+    const c = find(w, 'wasm');
+    row.push(ratio(wasmOverCpu(w)), ratio(pairedWasmOverCpu(w)), b ? rateRange(w.flops, b.timing) : 'n/a', b && c ? ratio(c.gflops / b.gflops) : '–');
     return row;
   });
-  out.push('## Throughput (GFLOP/s: median (slowest–fastest))\n');
-  out.push(markdownTable(header, rows, right));
-  out.push('\n"n/a": tfjs-backend-wasm has no 2-D filter-gradient kernel (no Conv2DBackpropFilter), and its ' +
-           'Conv3DBackpropFilterV2 takes only "valid"/"same" pads without dilation.\n');
+  const builtInNote = '"n/a": tfjs-backend-wasm\'s only filter gradient is Conv3DBackpropFilterV2 (no Conv2DBackpropFilter, ' +
+      'no depthwise one): it runs 2-D problems here as 3-D ones of depth 1, but takes no groups, no dilation, no ' +
+      'transposed problem and only "valid"/"same" pads.';
+  if (r.results.length > 0) {
+    out.push('## Throughput (GFLOP/s: median (slowest–fastest))\n');
+    out.push(markdownTable(header, rows, right));
+    out.push(`\nwasm ÷ cpu: ${r.labels.get('wasm')} ÷ ${r.labels.get(cpuKey)} (median rates); paired: the median over ` +
+             `rounds of that round's cpu ÷ wasm time (the two run next to each other). ${builtInNote}\n`);
+  }
 
   // Anchor.
   if (r.anchor) {
@@ -737,22 +853,20 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
   }
 
   // Memory.
-  out.push('## Memory (peak extra, measured on the warm-up call)\n');
-  out.push(`RSS: the process's resident-set high-water mark during the call above the resident set just before it (Linux ` +
+  if (r.results.length > 0) out.push('## Memory (peak extra, measured on the warm-up call)\n');
+  if (r.results.length > 0) out.push(`RSS: the process's resident-set high-water mark during the call above the resident set just before it (Linux ` +
            `VmHWM reset through /proc/self/clear_refs after a full GC${peakRssAvailable() ? '' : ' — not available here'}); ` +
            `it includes scratch buffers, tensors and WebAssembly memory growth. wasm: growth during the call of the WebAssembly ` +
-           `memory the implementation uses (SIMD: the cpu kernel's own module; composite: tfjs-backend-wasm's heap) → its size ` +
-           `after the call (a WebAssembly memory never shrinks: a workload smaller than an earlier one shows no growth). ` +
-           `tf: the high-water mark of tfjs tensor bytes during the call, each data buffer counted once (tf.memory().numBytes ` +
-           `counts views such as reshapes again), above the bytes before it — the ` +
-           `gradient itself plus, for the composite kernel, its chunked intermediates. diff: max |result − ${
+           `memories the implementation uses (cpu SIMD: the micro-kernels' own module; ours on wasm: that module and ` +
+           `tfjs-backend-wasm's heap, where the result is allocated) → their size after the call (a WebAssembly memory never ` +
+           `shrinks: a workload smaller than an earlier one shows no growth; the micro-kernels' module is shared by cpu and ` +
+           `wasm, so it grows on whichever runs first). diff: max |result − ${
                r.labels.get('typescript')}| / max |${r.labels.get('typescript')}|.\n`);
   const memHeader = ['workload', 'x + dy', 'gradient'];
   if (hasTorch) memHeader.push('PyTorch RSS');
   for (const key of ours) {
     memHeader.push(`${r.labels.get(key)}: RSS`);
     if (key !== 'typescript') memHeader.push('wasm');
-    if (key === 'composite') memHeader.push('tf');
     if (key !== 'typescript') memHeader.push('diff');
   }
   const memRows = r.results.map(w => {
@@ -765,28 +879,79 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
       if (key !== 'typescript') {
         row.push(m?.memory.wasmGrowth == null ? '–' : `+${bytes(m.memory.wasmGrowth)} → ${bytes(m.memory.wasmTotal ?? NaN)}`);
       }
-      if (key === 'composite') row.push(m?.memory.tfPeak == null ? '–' : bytes(m.memory.tfPeak));
       if (key !== 'typescript') row.push(m?.difference == null ? '–' : m.difference.toExponential(1));
     }
     return row;
   });
-  out.push(markdownTable(memHeader, memRows, memHeader.map((_, c) => c > 0)));
-  out.push('');
-  out.push(`The chunk budget of the composite kernel: ${bytes(tf.env().getNumber(CONV_BACKPROP_FILTERS_CHUNK_BYTES))} (${
-      CONV_BACKPROP_FILTERS_CHUNK_BYTES}).`);
-  out.push('');
-  out.push('![GFLOP/s per workload and implementation](cpu.svg)');
+  if (r.results.length > 0) {
+    out.push(markdownTable(memHeader, memRows, memHeader.map((_, c) => c > 0)));
+    out.push('');
+    out.push('![GFLOP/s per workload and implementation](cpu.svg)');
+    out.push('');
+  }
+
+  // Training layers.
+  const trainingSeries: ImplKey[] = [...(hasTorch ? ['pytorch'] : []), cpuKey, 'wasm', 'wasmBuiltIn'] as ImplKey[];
+  if (r.training.length > 0) {
+    out.push(`## Training layers (\`${TRAINING_FILE}\`)\n`);
+    out.push(`Every layer of the file at the batch it gives (what tfjs users train: MNIST, CIFAR-10, a speech ` +
+             `spectrogram model, MobileNet v1 α 0.25 at 128 px, and batch 1–2 ResNet-50/MobileNet layers). ` +
+             `${r.options.trainingRuns} timed runs per implementation after 1 warm-up (built-in: ${
+                 Math.min(r.options.trainingRuns, 3)}), round-robin, every other round in reverse order; these calls are short, so a run is as many ` +
+             `back-to-back calls as take about ${TRAINING_RUN_MS} ms (from the fastest of 3 untimed calls; at most ${
+                 MAX_CALLS_PER_RUN}) with one read-back of the last result, divided by the calls (DESIGN.md §7); PyTorch ` +
+             `times one call per run itself. Inputs are tensors of the backend, as a model passes them. ` +
+             `diff: max |ours wasm − ours cpu| / max |ours cpu|.\n`);
+    const isDepthwise = (w: WorkloadResult) => w.depthwise;
+    const trainingHeader = ['layer', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', 'MFLOP',
+                            ...(hasTorch ? ['PyTorch GFLOP/s'] : []), `${r.labels.get(cpuKey)} GFLOP/s`,
+                            `${r.labels.get('wasm')} GFLOP/s`, 'wasm ÷ cpu', 'wasm ÷ cpu, paired', 'tfjs built-in (wasm) GFLOP/s',
+                            'wasm ÷ built-in', 'calls per run (cpu, wasm)', 'diff'];
+    const trainingRows = r.training.map(w => {
+      const c = find(w, cpuKey);
+      const m = find(w, 'wasm');
+      const b = find(w, 'wasmBuiltIn');
+      const t = find(w, 'pytorch');
+      return [w.label, String(w.batch), w.shape, (w.flops / 1e6).toFixed(w.flops < 1e7 ? 2 : 1),
+              ...(hasTorch ? [t ? rateRange(w.flops, t.timing) : '–'] : []), c ? rateRange(w.flops, c.timing) : '–',
+              m ? rateRange(w.flops, m.timing) : '–', ratio(wasmOverCpu(w)), ratio(pairedWasmOverCpu(w)),
+              b ? rateRange(w.flops, b.timing) : 'n/a',
+              b && m ? ratio(m.gflops / b.gflops) : '–', `${c?.callsPerRun ?? '–'}, ${m?.callsPerRun ?? '–'}`,
+              m?.difference == null ? '–' : m.difference.toExponential(1)];
+    });
+    out.push(markdownTable(trainingHeader, trainingRows, trainingHeader.map((_, c) => c === 1 || c >= 3)));
+    out.push(`\n${builtInNote}\n`);
+    const summary = (name: string, ws: WorkloadResult[]) => {
+      const line = (of: (w: WorkloadResult) => number) => {
+        const ratios = ws.map(of).filter(Number.isFinite).sort((a, b) => a - b);
+        const worst = ws.find(w => of(w) === ratios[0]);
+        return `min **${ratio(ratios[0])}** (${worst?.label}), median **${ratio(summarize(ratios).median)}**, max ${
+            ratio(ratios[ratios.length - 1])}`;
+      };
+      if (ws.length === 0) return `- ${name}: none.`;
+      return `- ${name} (${ws.length}): paired ${line(pairedWasmOverCpu)}; by median rates ${line(wasmOverCpu)}.`;
+    };
+    out.push('Ours on wasm against ours on cpu (the same micro-kernels), per layer: "paired" is the median over ' +
+             'rounds of the cpu ÷ wasm time of that round (the two run next to each other in every round), "by ' +
+             'median rates" the ratio of the two median GFLOP/s:\n');
+    out.push(summary('dense layers', r.training.filter(w => !isDepthwise(w))));
+    out.push(summary('depthwise layers', r.training.filter(isDepthwise)));
+    out.push(summary('all layers', r.training));
+    out.push('');
+    out.push('![GFLOP/s per training layer and implementation](cpu_training.svg)');
+    out.push('');
+  }
   const markdown = out.join('\n') + '\n';
 
   // Chart: every workload, then the anchor shape with the built-in.
   const series: ImplKey[] = [...(hasTorch ? ['pytorch'] : []), ...ours, 'wasmBuiltIn', ...(r.anchor ? ['cpuBuiltIn'] : [])] as ImplKey[];
   const colors: Record<ImplKey, string> = {pytorch: COLORS.pytorch, simd: COLORS.simd, typescript: COLORS.typescript,
-                                           composite: COLORS.composite, wasmBuiltIn: '#8c1c13', cpuBuiltIn: COLORS.builtIn};
+                                           wasm: WASM_COLOR, wasmBuiltIn: '#8c1c13', cpuBuiltIn: COLORS.builtIn};
   const groups = [...r.results, ...(r.anchor ? [r.anchor] : [])].map(w => ({
     label: `${w.label} ×${w.batch}${w === r.anchor ? ' (anchor)' : ''}`,
     values: series.map(key => find(w, key)?.gflops ?? NaN),
   }));
-  const svg = barChartSvg({
+  const svg = r.results.length === 0 ? null : barChartSvg({
     title: 'Filter gradient, Node: GFLOP/s (median), log scale',
     subtitle: `${r.machine.split(',')[0]}, 1 thread each; ${r.options.runs} runs (key workloads ${keyRuns}) after 1 warm-up; ${sourceState()}; batch after ×`,
     unit: 'GFLOP/s (log scale)',
@@ -803,8 +968,18 @@ function writeReport(r: ReportInput): {markdown: string; svg: string; json: obje
     implementations: Object.fromEntries(r.labels),
     workloads: r.results,
     anchor: r.anchor,
+    training: r.training,
+    trainingRunMs: TRAINING_RUN_MS,
   };
-  return {markdown, svg, json};
+  const trainingSvg = r.training.length === 0 ? null : barChartSvg({
+    title: `Filter gradient on the training layers (${TRAINING_FILE}), Node: GFLOP/s (median), log scale`,
+    subtitle: `${r.machine.split(',')[0]}, 1 thread each; ${r.options.trainingRuns} amortized runs after 1 warm-up; ${
+        sourceState()}; batch after ×`,
+    unit: 'GFLOP/s (log scale)',
+    series: trainingSeries.map(key => ({name: r.labels.get(key) ?? key, color: colors[key]})),
+    groups: r.training.map(w => ({label: `${w.label} ×${w.batch}`, values: trainingSeries.map(key => find(w, key)?.gflops ?? NaN)})),
+  });
+  return {markdown, svg, trainingSvg, json};
 }
 
 main().catch(error => {

@@ -11,21 +11,23 @@
  */
 import {registerKernel} from '@tensorflow/tfjs-core';
 
+import {registerChunkBytesFlag} from '../src/composite/chunk_budget';
 import {registerFilterGradientGradients} from '../src/training/gradients';
 import {registerMissingTfjsGradients} from '../src/training/tfjs_gradients';
 
 import {convolutionBackpropFiltersCpuConfigs} from './cpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersCpuConfigs} from './cpu/ConvTransposeBackpropFilters';
-import {registerWasmSimdFlag} from './cpu/simd/simd_filter_gradient';
-import {registerChunkBytesFlag} from '../src/composite/chunk_budget';
+import {registerWasmSimdFlag} from './host/simd/simd_filter_gradient';
 import {convolutionBackpropFiltersNodeConfigs} from './node/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackpropFilters';
+import {convolutionBackpropFiltersWasmConfigs} from './wasm/ConvolutionBackpropFilters';
+import {convTransposeBackpropFiltersWasmConfigs} from './wasm/ConvTransposeBackpropFilters';
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 import {registerMultiTargetFlag} from './webgl/filter_gradient_kernel';
 
-// The cpu kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs flag
-// switches them to the TypeScript loops.
+// The cpu and wasm kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs
+// flag switches them to the TypeScript loops.
 registerWasmSimdFlag();
 // The webgl kernels draw several render targets at once on WebGL 2; a tfjs flag turns that off.
 registerMultiTargetFlag();
@@ -38,8 +40,13 @@ for (const config of [
   registerKernel(config);
 }
 
-// The composite kernels for tfjs-node's `tensorflow` and for `wasm` (kernels/node), and the tfjs
-// flag that bounds their memory per chunk.
+// tfjs-backend-wasm's `wasm`: the cpu kernel's computation over views on the backend's heap.
+for (const config of [...convolutionBackpropFiltersWasmConfigs, ...convTransposeBackpropFiltersWasmConfigs]) {
+  registerKernel(config);
+}
+
+// The composite kernels for tfjs-node's `tensorflow` (kernels/node), and the tfjs flag that
+// bounds their memory per chunk.
 registerChunkBytesFlag();
 for (const config of [...convolutionBackpropFiltersNodeConfigs, ...convTransposeBackpropFiltersNodeConfigs]) {
   registerKernel(config);
@@ -51,6 +58,6 @@ registerFilterGradientGradients();
 registerMissingTfjsGradients();
 
 export * from '../src/index';
-export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './cpu/simd/simd_filter_gradient';
+export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './host/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from '../src/composite/chunk_budget';
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

@@ -1,12 +1,12 @@
-// Compiles the AssemblyScript micro-kernels of the cpu kernel (kernels/cpu/simd/assembly/) to
+// Compiles the AssemblyScript micro-kernels of the cpu and wasm kernels (kernels/host/simd/assembly/) to
 // WebAssembly and embeds the bytes, base64, in a generated TypeScript module, so the package's
 // bundles carry them and no bundler or loader has to know about a .wasm file. Run by
 // scripts/build.mjs (and so by `npm install` / `npm ci` through `prepare`, and by `npm test`).
 import asc from 'assemblyscript/asc';
 import {writeFileSync} from 'node:fs';
 
-const source = 'kernels/cpu/simd/assembly/micro_kernels.ts';
-const target = 'kernels/cpu/simd/micro_kernels_wasm.generated.ts';
+const source = 'kernels/host/simd/assembly/micro_kernels.ts';
+const target = 'kernels/host/simd/micro_kernels_wasm.generated.ts';
 
 export async function buildMicroKernels() {
   const outputs = {};

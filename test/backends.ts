@@ -8,7 +8,8 @@
  *   WebAssembly SIMD is missing — a second MathBackendCPU registered by test/helpers/setup.ts.
  * - `cpu-composite`: the composite kernel of kernels/node (tfjs ops: slices, concat, batched matMul …)
  *   on tfjs's own cpu kernels — a second MathBackendCPU registered by test/helpers/setup.ts.
- * - `wasm`: the same composite kernel as the package registers it for @tensorflow/tfjs-backend-wasm.
+ * - `wasm`: the wasm kernel on @tensorflow/tfjs-backend-wasm: the cpu kernel's WebAssembly SIMD
+ *   micro-kernels over views on the backend's heap.
  * - `tensorflow`: the composite kernel on tfjs-node, when @tensorflow/tfjs-node loads (it cannot
  *   be installed everywhere: its install downloads libtensorflow from outside the npm registry).
  */
@@ -38,6 +39,6 @@ export const NODE_BACKENDS: readonly BackendUnderTest[] = [
   {name: 'cpu', kernel: 'cpu kernel, WebAssembly SIMD'},
   {name: 'cpu-loops', kernel: 'cpu kernel, TypeScript loops'},
   {name: 'cpu-composite', kernel: 'composite kernel on tfjs cpu ops', tolerance: COMPOSITE_TOLERANCE},
-  {name: 'wasm', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE},
+  {name: 'wasm', kernel: 'wasm kernel, WebAssembly SIMD on the backend\'s heap'},
   ...(TENSORFLOW_BACKEND.loaded ? [{name: 'tensorflow', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE}] : []),
 ];

@@ -1,72 +1,14 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-import {CONV_BACKPROP_FILTERS_WASM_SIMD, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {CPU_LOOPS} from './helpers/composite_backends';
+import {SimdProblem, SIMD_PROBLEMS} from './helpers/simd_problems';
 import {seededTensor} from './helpers/util';
 
 /**
  * The cpu kernel's two paths side by side: WebAssembly SIMD ('cpu') against the TypeScript loops
- * ('cpu-loops', float64 sums) on problems shaped to reach every micro-kernel (8×4, 4×4, 8×1 and
- * 4×1 tiles, 16- and 4-lane depthwise), both choices of the vector side, several blocks of
- * positions per row and per image, and every packing (NXC as is, NCX, padded groups).
+ * ('cpu-loops', float64 sums) on SIMD_PROBLEMS (test/helpers/simd_problems.ts).
  */
-interface SimdProblem {
-  name: string;
-  op: 'conv'|'transposed';
-  input: number[];
-  outputDelta: number[];
-  attrs: ConvolutionBackpropFiltersAttrs;
-}
-
-const PROBLEMS: SimdProblem[] = [
-  {
-    name: '2-D NXC 12→7, 20×70 (8×4, 4×4, 8×1, 4×1 tiles; several row blocks)',
-    op: 'conv', input: [2, 20, 70, 12], outputDelta: [2, 20, 70, 7],
-    attrs: {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]},
-  },
-  {
-    name: '2-D NXC 128→128, 5×60 (several column blocks per row)',
-    op: 'conv', input: [1, 5, 60, 128], outputDelta: [1, 5, 60, 128],
-    attrs: {strides: [1, 1], padsBegin: [0, 1], padsEnd: [0, 1], filterShape: [1, 3]},
-  },
-  {
-    name: '2-D NCX OIX, groups 2 of 3→9 (vector side = outputDelta), stride 2, dilation 2, asymmetric pads',
-    op: 'conv', input: [2, 6, 17, 15], outputDelta: [2, 18, 8, 6],
-    attrs: {
-      strides: [2, 2], dilations: [2, 2], padsBegin: [2, 1], padsEnd: [1, 0], groups: 2, dataFormat: 'NCX',
-      filterFormat: 'OIX', filterShape: [3, 3],
-    },
-  },
-  {
-    name: 'depthwise NXC, 21 channels (16 + 4 + padded lanes), stride 2, dilation 2',
-    op: 'conv', input: [3, 15, 16, 21], outputDelta: [3, 7, 7, 21],
-    attrs: {strides: [2, 2], dilations: [2, 2], padsBegin: [1, 2], padsEnd: [1, 0], groups: 21, filterShape: [3, 3]},
-  },
-  {
-    name: 'depthwise NCX, channel multiplier 3',
-    op: 'conv', input: [2, 5, 9, 9], outputDelta: [2, 15, 9, 9],
-    attrs: {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], groups: 5, dataFormat: 'NCX', filterShape: [3, 3]},
-  },
-  {
-    name: '1-D, 3000 positions (many column blocks)',
-    op: 'conv', input: [2, 3000, 4], outputDelta: [2, 2996, 5],
-    attrs: {strides: [1], padsBegin: [0], padsEnd: [0], filterShape: [5]},
-  },
-  {
-    name: '3-D NCX, stride 3 beyond the kernel, pads beyond the kernel',
-    op: 'conv', input: [1, 9, 7, 8, 10], outputDelta: [1, 11, 6, 7, 5],
-    attrs: {
-      strides: [2, 2, 3], padsBegin: [3, 3, 3], padsEnd: [3, 3, 3], dataFormat: 'NCX', filterFormat: 'OIX',
-      filterShape: [2, 2, 2],
-    },
-  },
-  {
-    name: 'transposed 2-D, groups 4, output padding shape',
-    op: 'transposed', input: [2, 6, 6, 8], outputDelta: [2, 12, 12, 12],
-    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 4, filterShape: [3, 3]},
-  },
-];
-
 function gradientOn(backend: string, p: SimdProblem, magnitudes = false): {values: Float32Array; shape: number[]} {
   tf.setBackend(backend);
   return tf.tidy(() => {
@@ -105,7 +47,7 @@ describe('cpu kernel: WebAssembly SIMD path against the TypeScript loops', () =>
     expect(tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD)).toBe(true);
   });
 
-  for (const p of PROBLEMS) {
+  for (const p of SIMD_PROBLEMS) {
     it(p.name, () => {
       const simd = gradientOn('cpu', p);
       const loops = gradientOn(CPU_LOOPS, p);
@@ -118,8 +60,8 @@ describe('cpu kernel: WebAssembly SIMD path against the TypeScript loops', () =>
     const saved = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD);
     tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, false);
     try {
-      const simdOff = gradientOn('cpu', PROBLEMS[0]);
-      const loops = gradientOn(CPU_LOOPS, PROBLEMS[0]);
+      const simdOff = gradientOn('cpu', SIMD_PROBLEMS[0]);
+      const loops = gradientOn(CPU_LOOPS, SIMD_PROBLEMS[0]);
       expect(Array.from(simdOff.values)).toEqual(Array.from(loops.values));
     } finally {
       tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, saved);

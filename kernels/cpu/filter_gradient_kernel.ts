@@ -2,8 +2,8 @@ import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorf
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
-import {computeFilterGradient} from './filter_gradient';
-import {computeFilterGradientSimd, wasmSimdEnabled} from './simd/simd_filter_gradient';
+import {computeFilterGradient} from '../host/filter_gradient';
+import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
 
 /**
  * Which implementation a cpu kernel runs: 'fastest' is the WebAssembly SIMD micro-kernels when

@@ -49,7 +49,6 @@ export function compositeKernelConfigs(op: OpName, backendName: string): KernelC
 
 /**
  * The backends the package registers the composite kernels for: tfjs-node's `tensorflow` (whose
- * native Conv2DBackpropFilter cannot carry the spec) and `wasm` (native-speed matMul for Node
- * and browsers without libtensorflow). Registration loads neither backend package.
+ * native Conv2DBackpropFilter cannot carry the spec). Registration does not load its package.
  */
-export const COMPOSITE_BACKENDS = Object.freeze(['tensorflow', 'wasm'] as const);
+export const COMPOSITE_BACKENDS = Object.freeze(['tensorflow'] as const);

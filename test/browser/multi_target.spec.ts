@@ -11,7 +11,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';

@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {

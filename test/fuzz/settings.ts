@@ -22,7 +22,7 @@ export const FUZZ_SETTINGS: Readonly<Record<string, FuzzBackendSettings>> = {
   'cpu': {atol: 1e-5, rtol: 1e-5, specials: 'any'},
   'cpu-loops': {atol: 1e-5, rtol: 1e-5, specials: 'any'},
   'cpu-composite': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
-  'wasm': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
+  'wasm': {atol: 1e-5, rtol: 1e-5, specials: 'any'},
   'tensorflow': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
   'webgl': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
 };

@@ -9,7 +9,7 @@ import {registerCpuCompositeBackend, registerCpuLoopsBackend} from './composite_
 // Silences tfjs's "install tfjs-node" banner, which is noise in test output.
 tf.env().set('IS_TEST', true);
 
-// 'cpu-composite' (see test/backends.ts); 'wasm' gets the composite kernels from the package itself.
+// 'cpu-composite' (see test/backends.ts); 'wasm' gets its kernels from the package itself.
 registerCpuCompositeBackend();
 // 'cpu-loops': the cpu kernel's TypeScript loops ('cpu' runs its WebAssembly SIMD path).
 registerCpuLoopsBackend();
@@ -30,7 +30,7 @@ jasmine.getEnv().addReporter({
   jasmineDone() {
     if (!TENSORFLOW_BACKEND.loaded) {
       console.log(`\nnode: tensorflow backend skipped: @tensorflow/tfjs-node does not load here (${
-          TENSORFLOW_BACKEND.reason}); its cases ran on cpu-composite and wasm instead`);
+          TENSORFLOW_BACKEND.reason}); its cases ran on cpu-composite instead`);
     }
     console.log(`\nnode: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   },

@@ -1,4 +1,4 @@
-// AssemblyScript source of the WebAssembly SIMD path of the cpu kernel, compiled by
+// AssemblyScript source of the WebAssembly SIMD path of the cpu and wasm kernels, compiled by
 // scripts/build_wasm.mjs into micro_kernels_wasm.generated.ts (embedded bytes, no loader).
 //
 // JavaScript (../simd_filter_gradient.ts) copies one sample of src and diffDst into this

@@ -1,7 +1,8 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 
 /**
- * The one canonical filter-gradient loop nest of the cpu kernels (see FilterGradientGeometry):
+ * The one canonical filter-gradient loop nest over typed arrays (see FilterGradientGeometry),
+ * shared by the cpu and wasm kernels:
  *
  *   dW[g][dc][sc][k] = Σ_n Σ_p diffDst[n][g·DC + dc][p] · src[n][g·SC + sc][p·s − pb + k·d]
  *
@@ -11,10 +12,15 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/ge
  * inside src is computed up front, so the inner loop has no bounds checks. Kernel offsets are
  * the innermost tile loop: the same few channel columns of src and diffDst are swept K times
  * while they are still in cache.
+ *
+ * The gradient is written into `into` (geometry.filterSize elements, e.g. a view on the wasm
+ * backend's heap; every element is overwritten) or into a new array.
  */
 export function computeFilterGradient(
-    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array): Float32Array {
-  const result = new Float32Array(geometry.filterSize);
+    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array,
+    into?: Float32Array): Float32Array {
+  const result = into ?? new Float32Array(geometry.filterSize);
+  if (into !== undefined) into.fill(0);  // offsets whose window never meets src keep a zero gradient
   if (geometry.batch === 0) return result;
   // 1-D and 2-D problems run as 3-D ones with leading unit axes: one loop nest.
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);

@@ -6,7 +6,7 @@ import {windowRanges} from '../filter_gradient';
 import {MICRO_KERNELS_WASM_BASE64} from './micro_kernels_wasm.generated';
 
 /**
- * The tfjs flag choosing the WebAssembly SIMD path of the cpu kernel:
+ * The tfjs flag choosing the WebAssembly SIMD path of the cpu and wasm kernels:
  * `tf.env().set('CONV_BACKPROP_FILTERS_WASM_SIMD', false)` runs the plain TypeScript loops
  * instead. Defaults to whether this JavaScript engine compiles WebAssembly SIMD.
  */
@@ -91,10 +91,13 @@ interface PackedLayout {
  * The filter gradient through the WebAssembly SIMD micro-kernels, or null when the problem is
  * too large for the module's memory (the caller then runs the TypeScript loops). Same
  * semantics as computeFilterGradient: positions whose window leaves src add nothing, sums are
- * float64 across blocks.
+ * float64 across blocks. src and diffDst may be views on another WebAssembly memory (the wasm
+ * backend's heap): each sample is copied from them straight into this module's memory. The
+ * gradient goes into `into` (every element is written) or a new array.
  */
 export function computeFilterGradientSimd(
-    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array): Float32Array|null {
+    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array,
+    into?: Float32Array): Float32Array|null {
   const {groups, batch} = geometry;
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const srcPerGroup = geometry.src.channelsPerGroup;
@@ -162,7 +165,7 @@ export function computeFilterGradientSimd(
         height.kernelSize, width.kernelSize, depth.stride, height.stride, width.stride, blockRows, blockColumns);
   }
 
-  const result = new Float32Array(geometry.filterSize);
+  const result = into ?? new Float32Array(geometry.filterSize);
   const fs = geometry.filterStrides;
   const kernelOffsets: number[] = [];
   for (let kd = 0; kd < depth.kernelSize; kd++) {
