@@ -40,6 +40,7 @@ module.exports = config => {
           '--no-sandbox',  // CI runs as root
           '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
           '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+          '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
         ],
       },
     },

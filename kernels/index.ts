@@ -17,6 +17,8 @@ import {convTransposeBackpropFiltersNodeConfigs} from './node/ConvTransposeBackp
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 import {registerMultiTargetFlag} from './webgl/filter_gradient_kernel';
+import {convolutionBackpropFiltersWebgpuConfigs} from './webgpu/ConvolutionBackpropFilters';
+import {convTransposeBackpropFiltersWebgpuConfigs} from './webgpu/ConvTransposeBackpropFilters';
 
 // The cpu kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs flag
 // switches them to the TypeScript loops.
@@ -28,6 +30,8 @@ for (const config of [
        ...convTransposeBackpropFiltersCpuConfigs,
        ...convolutionBackpropFiltersWebglConfigs,
        ...convTransposeBackpropFiltersWebglConfigs,
+       ...convolutionBackpropFiltersWebgpuConfigs,
+       ...convTransposeBackpropFiltersWebgpuConfigs,
      ]) {
   registerKernel(config);
 }

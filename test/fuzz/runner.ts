@@ -8,6 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../../kernels/index';
+import {settledWebgpuBackend} from '../helpers/util';
 import {referenceFilterGradient} from '../reference';
 import {FuzzProblem, materialize, problemData, simplerSpecs} from './problems';
 
@@ -37,21 +38,25 @@ export interface MemorySnapshot {
   dataBuffers: number;
   textures?: number;
   gpuBytes?: number;
+  /** webgpu: GPU buffers in use. */
+  buffers?: number;
 }
 
 export function memorySnapshot(): MemorySnapshot {
+  const webgpu = settledWebgpuBackend();
   const memory = tf.memory() as tf.MemoryInfo & {numBytesInGPU?: number};
   const snapshot: MemorySnapshot = {tensors: memory.numTensors, bytes: memory.numBytes, dataBuffers: memory.numDataBuffers};
   const backend = tf.backend() as {getTextureManager?: () => {getNumUsedTextures(): number}};
   const textures = backend.getTextureManager?.().getNumUsedTextures();
   if (textures !== undefined) snapshot.textures = textures;
   if (memory.numBytesInGPU !== undefined) snapshot.gpuBytes = memory.numBytesInGPU;
+  if (webgpu !== undefined) snapshot.buffers = webgpu.bufferManager.getNumUsedBuffers();
   return snapshot;
 }
 
 export function sameMemory(a: MemorySnapshot, b: MemorySnapshot): boolean {
   return a.tensors === b.tensors && a.bytes === b.bytes && a.dataBuffers === b.dataBuffers &&
-      a.textures === b.textures && a.gpuBytes === b.gpuBytes;
+      a.textures === b.textures && a.gpuBytes === b.gpuBytes && a.buffers === b.buffers;
 }
 
 function describeValue(v: number): string {
