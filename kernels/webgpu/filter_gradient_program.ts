@@ -115,6 +115,17 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
   var<workgroup> columnFilter : array<i32, TN>;
   var<workgroup> stepHasSpecials : atomic<u32>;
 
+  // Writes one row of an invocation's 4 × 4 outputs (those inside the group's matrix).
+  fn store(splitBase : i32, dc : i32, firstColumn : i32, firstLocal : i32, values : vec4<f32>, DC : i32, columns : i32) {
+    if (dc >= DC) {
+      return;
+    }
+    let rowBase = splitBase + dc * uniforms.filterChannels.y;
+    ${[0, 1, 2, 3].map(j => `if (firstColumn + ${j} < columns) {
+      result[rowBase + columnFilter[firstLocal + ${j}]] = values[${j}];
+    }`).join('\n    ')}
+  }
+
   fn main(index : i32) {
     let local = i32(localIndex);
     let workgroup = index / ${WORKGROUP_INVOCATIONS};
@@ -145,7 +156,10 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
     let tx = local % (TN / 4);
     let ty = local / (TN / 4);
-    var acc : array<vec4<f32>, 4>;
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
     for (var step = 0; step < uniforms.tiles.z; step = step + 1) {
       let firstRow = rowStart + step * TR;
       if (local < TR) {
@@ -197,23 +211,21 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
         for (var r = 0; r < TR; r = r + 1) {
           let a = tileA[r * (TM / 4) + ty];
           let b = tileB[r * (TN / 4) + tx];
-          acc[0] = acc[0] + a.x * b;
-          acc[1] = acc[1] + a.y * b;
-          acc[2] = acc[2] + a.z * b;
-          acc[3] = acc[3] + a.w * b;
+          acc0 = acc0 + a.x * b;
+          acc1 = acc1 + a.y * b;
+          acc2 = acc2 + a.z * b;
+          acc3 = acc3 + a.w * b;
         }
       } else {
         for (var r = 0; r < TR; r = r + 1) {
           let a = tileA[r * (TM / 4) + ty];
           let b = tileB[r * (TN / 4) + tx];
-          for (var j = 0; j < 4; j = j + 1) {
-            if (insideSrc(rowPosition[r] + columnOffset[tx * 4 + j])) {
-              acc[0][j] = acc[0][j] + a.x * b[j];
-              acc[1][j] = acc[1][j] + a.y * b[j];
-              acc[2][j] = acc[2][j] + a.z * b[j];
-              acc[3][j] = acc[3][j] + a.w * b[j];
-            }
-          }
+          let position = rowPosition[r];
+          let inside = vec4<f32>(${[0, 1, 2, 3].map(j => `f32(insideSrc(position + columnOffset[tx * 4 + ${j}]))`).join(', ')});
+          acc0 = acc0 + select(vec4<f32>(0.0), a.x * b, inside == vec4<f32>(1.0));
+          acc1 = acc1 + select(vec4<f32>(0.0), a.y * b, inside == vec4<f32>(1.0));
+          acc2 = acc2 + select(vec4<f32>(0.0), a.z * b, inside == vec4<f32>(1.0));
+          acc3 = acc3 + select(vec4<f32>(0.0), a.w * b, inside == vec4<f32>(1.0));
         }
       }
       workgroupBarrier();
@@ -223,15 +235,7 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
       return;
     }
     let splitBase = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x;
-    for (var i = 0; i < 4; i = i + 1) {
-      let dc = tileM * TM + ty * 4 + i;
-      for (var j = 0; j < 4; j = j + 1) {
-        let column = tileN * TN + tx * 4 + j;
-        if (dc < DC && column < columns) {
-          result[splitBase + dc * uniforms.filterChannels.y + columnFilter[tx * 4 + j]] = acc[i][j];
-        }
-      }
-    }
+    ${[0, 1, 2, 3].map(i => `store(splitBase, tileM * TM + ty * 4 + ${i}, tileN * TN + tx * 4, tx * 4, acc${i}, DC, columns);`).join('\n    ')}
   }
 `;
   }

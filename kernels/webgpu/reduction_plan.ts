@@ -30,7 +30,7 @@ export interface WebgpuReductionPlan {
 }
 
 export const WORKGROUP_INVOCATIONS = 64;
-export const STEP_ROWS = 16;
+export const STEP_ROWS = 32;
 /** Tile shapes of 64 invocations × 4 × 4 outputs, balanced first. */
 const TILE_SHAPES: ReadonlyArray<readonly [number, number]> = [[32, 32], [16, 64], [64, 16], [8, 128], [128, 8]];
 /** Below this share of useful products per tile, one invocation per element is cheaper. */
