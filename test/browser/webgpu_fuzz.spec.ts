@@ -31,7 +31,7 @@ const cliOptions: FuzzCliOptions | undefined = (() => {
 })();
 
 /** Problems of the CI sample on webgpu (~0.2 s each on SwiftShader, mostly shader compiles and read-backs). */
-const WEBGPU_CI_COUNT = 100;
+const WEBGPU_CI_COUNT = 60;
 
 /** Inputs in turn made by an op (in a GPU buffer already) and uploaded as they are. */
 function checkOptions(): CheckOptions {
