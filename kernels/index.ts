@@ -25,6 +25,8 @@ import {convTransposeBackpropFiltersWasmConfigs} from './wasm/ConvTransposeBackp
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 import {registerMultiTargetFlag} from './webgl/filter_gradient_kernel';
+import {convolutionBackpropFiltersWebgpuConfigs} from './webgpu/ConvolutionBackpropFilters';
+import {convTransposeBackpropFiltersWebgpuConfigs} from './webgpu/ConvTransposeBackpropFilters';
 
 // The cpu and wasm kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs
 // flag switches them to the TypeScript loops.
@@ -36,6 +38,8 @@ for (const config of [
        ...convTransposeBackpropFiltersCpuConfigs,
        ...convolutionBackpropFiltersWebglConfigs,
        ...convTransposeBackpropFiltersWebglConfigs,
+       ...convolutionBackpropFiltersWebgpuConfigs,
+       ...convTransposeBackpropFiltersWebgpuConfigs,
      ]) {
   registerKernel(config);
 }

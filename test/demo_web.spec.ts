@@ -38,7 +38,7 @@ describe('the browser demo in headless Chromium (webgl)', () => {
       const pageErrors: string[] = [];
       page.on('pageerror', error => pageErrors.push(String(error)));
       await page.setViewport({width: 840, height: 640});
-      await page.goto(`${server.url}?steps=${STEPS}`);
+      await page.goto(`${server.url}?steps=${STEPS}`, {timeout: 120000});
       await page.waitForFunction(
           () => {
             const s = (window as unknown as {demoState?: DemoState}).demoState;
@@ -53,10 +53,47 @@ describe('the browser demo in headless Chromium (webgl)', () => {
       expect(state.error).toBeUndefined();
       expect(state.backend).toBe('webgl');
       expect(state.losses.length).toBe(STEPS);
+      expect(state.stepMs.length).toBe(STEPS);
+      expect(await page.$$eval('#backend option', options => options.map(o => (o as HTMLOptionElement).value)))
+          .toEqual(['webgl', 'webgpu', 'wasm', 'cpu']);
       const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
       const first = mean(state.losses.slice(0, WINDOW));
       const last = mean(state.losses.slice(-WINDOW));
       expect(last).withContext(`losses ${state.losses.map(v => v.toFixed(3))}`).toBeLessThan(0.6 * first);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  }, 300000);
+
+  it('trains on the webgpu choice (?backend=webgpu) with the loss finite and a step time per step', async () => {
+    const server = await startDemoServer(0);
+    const browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
+      ],
+    });
+    try {
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', error => pageErrors.push(String(error)));
+      await page.goto(`${server.url}?backend=webgpu&steps=5`, {timeout: 120000});
+      await page.waitForFunction(
+          () => {
+            const s = (window as unknown as {demoState?: DemoState}).demoState;
+            return s !== undefined && (s.done || s.error !== undefined);
+          },
+          {timeout: 240000, polling: 500});
+      const state = await page.evaluate(() => (window as unknown as {demoState: DemoState}).demoState);
+      expect(pageErrors).toEqual([]);
+      expect(state.error).toBeUndefined();
+      expect(state.backend).toBe('webgpu');
+      expect(state.losses.length).toBe(5);
+      expect(state.losses.every(Number.isFinite)).toBe(true);
+      expect(state.stepMs.length).toBe(5);
     } finally {
       await browser.close();
       await server.close();

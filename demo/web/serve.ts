@@ -28,6 +28,12 @@ export async function startDemoServer(port: number): Promise<DemoServer> {
   const files: Record<string, {type: string; body: string | Uint8Array}> = {
     '/': {type: 'text/html; charset=utf-8', body: fs.readFileSync(path.join(__dirname, 'index.html'), 'utf8')},
     '/app.js': {type: 'text/javascript; charset=utf-8', body: bundle.outputFiles[0].contents},
+    // The wasm backend's binaries, for the page's backend choice (setWasmPaths('/wasm/')).
+    ...Object.fromEntries(['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-backend-wasm-threaded-simd.wasm'].map(
+        name => [`/wasm/${name}`, {
+          type: 'application/wasm',
+          body: fs.readFileSync(path.join(__dirname, '..', '..', 'node_modules', '@tensorflow', 'tfjs-backend-wasm', 'dist', name)),
+        }])),
   };
   const server = http.createServer((request, response) => {
     const file = files[new URL(request.url ?? '/', 'http://localhost').pathname];

@@ -4,7 +4,7 @@
  * reference on one backend; failures are shrunk and printed with their seed and a
  * self-contained reproducer. Exit code 1 when any problem fails.
  *
- *   --backend      cpu | cpu-composite | wasm | tensorflow (when tfjs-node loads) | webgl
+ *   --backend      cpu | cpu-composite | wasm | tensorflow (when tfjs-node loads) | webgl | webgpu
  *   --count N      problems (default 1000)
  *   --seed S       run seed (default 1); problem i has seed problemSeed(S, i)
  *   --start I      first problem index (default 0), to resume or split a run
@@ -18,7 +18,7 @@
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
- * options as client args), as bench/webgl.ts does.
+ * options as client args), as bench/webgl.ts does; webgpu likewise (test/browser/webgpu_fuzz.spec.ts).
  *
  * `npm run fuzz -- --ci` runs the CI sample alone, as `npm test` runs it (the Node specs
  * test/fuzz.spec.ts, hostile.spec.ts and memory_load.spec.ts, then test/browser/fuzz.spec.ts),
@@ -106,7 +106,7 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       default: throw new Error(`unknown argument '${flag}' (see the header of test/fuzz/cli.ts)`);
     }
   }
-  if (!options.backend) throw new Error('--backend is required: cpu, cpu-composite, wasm, tensorflow or webgl');
+  if (!options.backend) throw new Error('--backend is required: cpu, cpu-composite, wasm, tensorflow, webgl or webgpu');
   return options;
 }
 
@@ -117,7 +117,7 @@ interface KarmaApi {
 
 async function runInBrowser(options: FuzzCliOptions) {
   const root = ROOT;
-  const page = path.join(root, 'test', 'browser', 'fuzz.spec.ts');
+  const page = path.join(root, 'test', 'browser', options.backend === 'webgpu' ? 'webgpu_fuzz.spec.ts' : 'fuzz.spec.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
   const config = await karma.config.parseConfig(
@@ -179,7 +179,7 @@ async function runInNode(options: FuzzCliOptions) {
 async function main() {
   if (process.argv.includes('--ci')) return runCiSample();
   const options = parseArguments(process.argv.slice(2));
-  if (options.backend.startsWith('webgl')) await runInBrowser(options);
+  if (options.backend.startsWith('webgl') || options.backend === 'webgpu') await runInBrowser(options);
   else await runInNode(options);
 }
 

@@ -6,7 +6,7 @@
  */
 import {FuzzProblem, generateProblem, GenerateOptions} from './problems';
 import {problemSeed} from './random';
-import {CheckOptions, expectedOf, reproducer, runProblem, shrink} from './runner';
+import {CheckOptions, expectedOf, reproducer, runProblem, runProblemAsync, shrink} from './runner';
 
 export interface FuzzFailure {
   index: number;
@@ -52,49 +52,81 @@ export interface FuzzRunOptions {
 }
 
 export function runFuzz(options: FuzzRunOptions): FuzzSummary {
+  const run = startRun(options);
+  for (const index of run.indices) {
+    const {problem, expected} = run.next(index);
+    if (run.record(index, problem, runProblem(problem, options.check, expected))) break;
+  }
+  return run.finish();
+}
+
+/**
+ * runFuzz reading results with `await data()` (for tfjs-webgpu, whose dataSync reads zeros in
+ * headless Chromium on SwiftShader). Failures are not shrunk (shrinking reads synchronously).
+ */
+export async function runFuzzAsync(options: FuzzRunOptions): Promise<FuzzSummary> {
+  const run = startRun({...options, shrink: false});
+  for (const index of run.indices) {
+    const {problem, expected} = run.next(index);
+    if (run.record(index, problem, await runProblemAsync(problem, options.check, expected))) break;
+  }
+  return run.finish();
+}
+
+/** The bookkeeping of one fuzz run: problems in order, outcomes recorded, failures made reproducible. */
+function startRun(options: FuzzRunOptions) {
   const start = options.start ?? 0;
   const started = Date.now();
   const summary: FuzzSummary = {
     backend: options.backend, seed: options.seed, count: 0, passed: 0, failures: [], milliseconds: 0, mix: {},
   };
   const indices = options.problem !== undefined ? [-1] : Array.from({length: options.count}, (_, i) => start + i);
-  for (const index of indices) {
-    const seed = options.problem ?? problemSeed(options.seed, index);
-    const problem = generateProblem(seed, options.generate);
-    const key = `${problem.spec.transposed ? 'deconv' : 'conv'}${problem.spec.inputSpatial.length}d${
-        problem.spec.specials.length ? '+specials' : ''}`;
-    summary.mix[key] = (summary.mix[key] ?? 0) + 1;
-    const expected = options.expected?.(problem) ?? expectedOf(problem);
-    const failure = runProblem(problem, options.check, expected);
-    summary.count++;
-    if (failure === undefined) {
-      summary.passed++;
-    } else {
-      const generate = options.generate ?? {};
-      const command = `npm run fuzz -- --backend ${options.cliBackend ?? options.backend}${
-          generate.specials !== undefined ? ` --specials ${generate.specials}` : ''}${
-          generate.specialRate !== undefined ? ` --special-rate ${generate.specialRate}` : ''} --problem ${seed}`;
-      const origin = options.problem !== undefined ? `problem seed ${seed}: ${command}` :
-                                                     `problem ${index} of --seed ${options.seed}, problem seed ${seed}: ${command}`;
-      const shrunk = options.shrink === false ? {problem, failure} : shrink(problem, failure, options.check);
-      summary.failures.push({
-        index,
-        seed,
-        failure,
-        shrunkFailure: shrunk.failure,
-        reproducer: reproducer(
-            shrunk.problem, options.backend, shrunk.failure,
-            shrunk.problem === problem ? origin : `shrunk from ${origin}`),
-      });
-      if (summary.failures.length >= (options.maxFailures ?? 5)) break;
-    }
-    if (options.progress && summary.count % (options.progressEvery ?? 1000) === 0) {
+  const seedOf = (index: number) => options.problem ?? problemSeed(options.seed, index);
+  return {
+    indices,
+    next(index: number) {
+      const problem = generateProblem(seedOf(index), options.generate);
+      const key = `${problem.spec.transposed ? 'deconv' : 'conv'}${problem.spec.inputSpatial.length}d${
+          problem.spec.specials.length ? '+specials' : ''}`;
+      summary.mix[key] = (summary.mix[key] ?? 0) + 1;
+      return {problem, expected: options.expected?.(problem) ?? expectedOf(problem)};
+    },
+    /** Records an outcome; true when the run should stop (too many failures). */
+    record(index: number, problem: FuzzProblem, failure: string | undefined): boolean {
+      const seed = seedOf(index);
+      summary.count++;
+      if (failure === undefined) {
+        summary.passed++;
+      } else {
+        const generate = options.generate ?? {};
+        const command = `npm run fuzz -- --backend ${options.cliBackend ?? options.backend}${
+            generate.specials !== undefined ? ` --specials ${generate.specials}` : ''}${
+            generate.specialRate !== undefined ? ` --special-rate ${generate.specialRate}` : ''} --problem ${seed}`;
+        const origin = options.problem !== undefined ? `problem seed ${seed}: ${command}` :
+                                                       `problem ${index} of --seed ${options.seed}, problem seed ${seed}: ${command}`;
+        const shrunk = options.shrink === false ? {problem, failure} : shrink(problem, failure, options.check);
+        summary.failures.push({
+          index,
+          seed,
+          failure,
+          shrunkFailure: shrunk.failure,
+          reproducer: reproducer(
+              shrunk.problem, options.backend, shrunk.failure,
+              shrunk.problem === problem ? origin : `shrunk from ${origin}`),
+        });
+        if (summary.failures.length >= (options.maxFailures ?? 5)) return true;
+      }
+      if (options.progress && summary.count % (options.progressEvery ?? 1000) === 0) {
+        summary.milliseconds = Date.now() - started;
+        options.progress(summary.count, summary);
+      }
+      return false;
+    },
+    finish(): FuzzSummary {
       summary.milliseconds = Date.now() - started;
-      options.progress(summary.count, summary);
-    }
-  }
-  summary.milliseconds = Date.now() - started;
-  return summary;
+      return summary;
+    },
+  };
 }
 
 export function describeSummary(summary: FuzzSummary): string {

@@ -8,6 +8,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../../kernels/index';
+import {settledWebgpuBackend} from '../helpers/util';
 import {referenceFilterGradient} from '../reference';
 import {FuzzProblem, materialize, problemData, simplerSpecs} from './problems';
 
@@ -37,21 +38,25 @@ export interface MemorySnapshot {
   dataBuffers: number;
   textures?: number;
   gpuBytes?: number;
+  /** webgpu: GPU buffers in use. */
+  buffers?: number;
 }
 
 export function memorySnapshot(): MemorySnapshot {
+  const webgpu = settledWebgpuBackend();
   const memory = tf.memory() as tf.MemoryInfo & {numBytesInGPU?: number};
   const snapshot: MemorySnapshot = {tensors: memory.numTensors, bytes: memory.numBytes, dataBuffers: memory.numDataBuffers};
   const backend = tf.backend() as {getTextureManager?: () => {getNumUsedTextures(): number}};
   const textures = backend.getTextureManager?.().getNumUsedTextures();
   if (textures !== undefined) snapshot.textures = textures;
   if (memory.numBytesInGPU !== undefined) snapshot.gpuBytes = memory.numBytesInGPU;
+  if (webgpu !== undefined) snapshot.buffers = webgpu.bufferManager.getNumUsedBuffers();
   return snapshot;
 }
 
 export function sameMemory(a: MemorySnapshot, b: MemorySnapshot): boolean {
   return a.tensors === b.tensors && a.bytes === b.bytes && a.dataBuffers === b.dataBuffers &&
-      a.textures === b.textures && a.gpuBytes === b.gpuBytes;
+      a.textures === b.textures && a.gpuBytes === b.gpuBytes && a.buffers === b.buffers;
 }
 
 function describeValue(v: number): string {
@@ -113,54 +118,89 @@ function nest(values: Float32Array, shape: number[]): unknown {
  * throw, a wrong shape or dtype, wrong values, or memory left behind).
  */
 export function runProblem(problem: FuzzProblem, options: CheckOptions, expected?: Expected): string | undefined {
+  const call = callProblem(problem, options, expected);
+  try {
+    return call.failure ?? checkCall(call, call.result!.dataSync());
+  } finally {
+    tf.dispose(call.made);
+  }
+}
+
+/**
+ * runProblem reading the result with `await data()` (tfjs-webgpu's dataSync reads zeros in
+ * headless Chromium on SwiftShader).
+ */
+export async function runProblemAsync(problem: FuzzProblem, options: CheckOptions, expected?: Expected): Promise<string | undefined> {
+  const call = callProblem(problem, options, expected);
+  try {
+    return call.failure ?? checkCall(call, await call.result!.data());
+  } finally {
+    tf.dispose(call.made);
+  }
+}
+
+interface ProblemCall {
+  made: tf.Tensor[];
+  atol: number;
+  rtol: number;
+  want: Expected;
+  before: MemorySnapshot;
+  result?: tf.Tensor;
+  failure?: string;
+}
+
+/** Places the inputs and calls the problem's entry point; `failure` when that threw. */
+function callProblem(problem: FuzzProblem, options: CheckOptions, expected?: Expected): ProblemCall {
   const want = expected ?? expectedOf(problem);
   const data = problemData(problem);
   const place = options.place ?? placeOnBackend;
   const {spec} = problem;
   const made: tf.Tensor[] = [];
-  try {
-    const input = place(data.input, problem.inputShape);
-    made.push(input);
-    const outputDelta = place(data.outputDelta, problem.outputDeltaShape);
-    made.push(outputDelta);
-    let filterShapeTensor: tf.Tensor1D | undefined;
-    if (problem.filterShapeInput && (spec.entry.startsWith('runKernel') || spec.filterShapeAsTensor)) {
-      filterShapeTensor = tf.tensor1d(problem.filterShapeInput, 'int32');
-      made.push(filterShapeTensor);
-    }
-    const before = memorySnapshot();
-    let result: tf.Tensor;
-    try {
-      const attrs = problem.attrs as never;
-      const opFunction = spec.transposed ? convTransposeBackpropFilters : convolutionBackpropFilters;
-      const filterShapeArgument = filterShapeTensor ?? problem.filterShapeInput;
-      if (spec.entry === 'op') {
-        result = opFunction(input, outputDelta, attrs, filterShapeArgument);
-      } else if (spec.entry === 'op-tensor-likes') {
-        result = opFunction(
-            nest(data.input, problem.inputShape) as tf.TensorLike, nest(data.outputDelta, problem.outputDeltaShape) as tf.TensorLike,
-            attrs, filterShapeArgument);
-      } else {
-        const inputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
-        result = tf.engine().runKernel(problem.kernelName, inputs, attrs) as tf.Tensor;
-      }
-    } catch (e) {
-      const after = memorySnapshot();
-      return `threw ${(e as Error)?.message ?? e}${sameMemory(before, after) ? '' : ' (and left memory behind)'}`;
-    }
-    let failure: string | undefined;
-    if (result.dtype !== 'float32') failure = `result dtype ${result.dtype}, expected float32`;
-    else if (!arraysEqual(result.shape, want.shape)) failure = `result shape [${result.shape}], expected [${want.shape}]`;
-    else failure = compareWithReference(result.dataSync(), want.values, options.atol, options.rtol);
-    result.dispose();
-    const after = memorySnapshot();
-    if (failure === undefined && !sameMemory(before, after)) {
-      failure = `memory changed: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`;
-    }
-    return failure;
-  } finally {
-    tf.dispose(made);
+  const input = place(data.input, problem.inputShape);
+  made.push(input);
+  const outputDelta = place(data.outputDelta, problem.outputDeltaShape);
+  made.push(outputDelta);
+  let filterShapeTensor: tf.Tensor1D | undefined;
+  if (problem.filterShapeInput && (spec.entry.startsWith('runKernel') || spec.filterShapeAsTensor)) {
+    filterShapeTensor = tf.tensor1d(problem.filterShapeInput, 'int32');
+    made.push(filterShapeTensor);
   }
+  const before = memorySnapshot();
+  try {
+    const attrs = problem.attrs as never;
+    const opFunction = spec.transposed ? convTransposeBackpropFilters : convolutionBackpropFilters;
+    const filterShapeArgument = filterShapeTensor ?? problem.filterShapeInput;
+    let result: tf.Tensor;
+    if (spec.entry === 'op') {
+      result = opFunction(input, outputDelta, attrs, filterShapeArgument);
+    } else if (spec.entry === 'op-tensor-likes') {
+      result = opFunction(
+          nest(data.input, problem.inputShape) as tf.TensorLike, nest(data.outputDelta, problem.outputDeltaShape) as tf.TensorLike,
+          attrs, filterShapeArgument);
+    } else {
+      const inputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
+      result = tf.engine().runKernel(problem.kernelName, inputs, attrs) as tf.Tensor;
+    }
+    return {made, atol: options.atol, rtol: options.rtol, want, before, result};
+  } catch (e) {
+    const after = memorySnapshot();
+    return {made, atol: options.atol, rtol: options.rtol, want, before, failure: `threw ${(e as Error)?.message ?? e}${sameMemory(before, after) ? '' : ' (and left memory behind)'}`};
+  }
+}
+
+/** Compares the result's values, disposes it, and checks memory is back where it was. */
+function checkCall(call: ProblemCall, values: ArrayLike<number>): string | undefined {
+  const {result, want, before} = call;
+  let failure: string | undefined;
+  if (result!.dtype !== 'float32') failure = `result dtype ${result!.dtype}, expected float32`;
+  else if (!arraysEqual(result!.shape, want.shape)) failure = `result shape [${result!.shape}], expected [${want.shape}]`;
+  else failure = compareWithReference(values, want.values, call.atol, call.rtol);
+  result!.dispose();
+  const after = memorySnapshot();
+  if (failure === undefined && !sameMemory(before, after)) {
+    failure = `memory changed: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`;
+  }
+  return failure;
 }
 
 function arraysEqual(a: readonly number[], b: readonly number[]): boolean {

@@ -25,6 +25,7 @@ export const FUZZ_SETTINGS: Readonly<Record<string, FuzzBackendSettings>> = {
   'wasm': {atol: 1e-5, rtol: 1e-5, specials: 'any'},
   'tensorflow': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
   'webgl': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
+  'webgpu': {atol: 1e-4, rtol: 1e-4, specials: 'any'},
 };
 
 export function fuzzSettings(backend: string): FuzzBackendSettings {

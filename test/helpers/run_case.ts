@@ -30,9 +30,11 @@ export interface RunOptions {
    * GPU, packed or not); the default uploads nothing ahead of the call.
    */
   place?: (values: Float32Array, shape: number[]) => tf.Tensor;
+  /** Only the op function with tensors (the other entry points share everything after it). */
+  opOnly?: boolean;
   /**
-   * Only the op functions: on a backend this package has no kernel for, runKernel has nothing
-   * to run, while the op functions run the composite of tfjs ops.
+   * Only the op functions (tensors and tensor-likes): on a backend this package has no kernel
+   * for, runKernel has nothing to run, while the op functions run the composite of tfjs ops.
    */
   opsOnly?: boolean;
 }
@@ -45,30 +47,77 @@ export interface RunOptions {
  */
 export function runCaseEverywhere(c: RunnableCase, options: RunOptions = {}) {
   const {atol = 1e-5, rtol = 1e-5} = options;
+  const calls = entryPointCalls(c, options);
+  try {
+    for (const {label, call} of calls.entries) {
+      const before = resourceCounts();
+      const result = call();
+      checkResult(c, label, result, result.dataSync(), atol, rtol);
+      result.dispose();
+      expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
+    }
+  } finally {
+    tf.dispose(calls.made);
+  }
+}
+
+/**
+ * runCaseEverywhere reading each result with `await data()`: tfjs-webgpu's dataSync (a
+ * canvas copy) reads zeros in headless Chromium on SwiftShader.
+ */
+export async function runCaseEverywhereAsync(c: RunnableCase, options: RunOptions = {}) {
+  const {atol = 1e-5, rtol = 1e-5} = options;
+  const calls = entryPointCalls(c, options);
+  try {
+    for (const {label, call} of calls.entries) {
+      const before = resourceCounts();
+      const result = call();
+      checkResult(c, label, result, await result.data(), atol, rtol);
+      result.dispose();
+      expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
+    }
+  } finally {
+    tf.dispose(calls.made);
+  }
+}
+
+function checkResult(c: RunnableCase, label: string, result: tf.Tensor, values: ArrayLike<number>, atol: number, rtol: number) {
+  expect(result.dtype).toBe('float32');
+  expect(result.shape).withContext(`${c.id} ${label}: shape`).toEqual(c.expected.shape);
+  expectClose(values, c.expected.values, `${c.id} ${label}`, atol, rtol);
+}
+
+/** The case's inputs (to dispose) and one call per public entry point. */
+function entryPointCalls(c: RunnableCase, options: RunOptions) {
   const place = options.place ?? ((values, shape) => tf.tensor(values, shape, 'float32'));
   const input = place(Float32Array.from(c.input.values), c.input.shape);
   const outputDelta = place(Float32Array.from(c.outputDelta.values), c.outputDelta.shape);
   const filterShapeTensor = c.filterShapeInput && tf.tensor1d(c.filterShapeInput, 'int32');
-  const check = (label: string, call: () => tf.Tensor) => {
-    const before = resourceCounts();
-    const result = call();
-    expect(result.dtype).toBe('float32');
-    expect(result.shape).withContext(`${c.id} ${label}: shape`).toEqual(c.expected.shape);
-    expectClose(result.dataSync(), c.expected.values, `${c.id} ${label}`, atol, rtol);
-    result.dispose();
-    expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
+  const attrs = c.attrs as never;
+  const op = OP_FUNCTIONS[c.op];
+  const kernelInputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
+  const entries: Array<{label: string; call: () => tf.Tensor}> = [
+    {label: 'op(tensors)', call: () => op(input, outputDelta, attrs, c.filterShapeInput)},
+    {
+      label: 'op(tensor-likes)',
+      call: () => op(nested(c.input.values, c.input.shape), nested(c.outputDelta.values, c.outputDelta.shape), attrs,
+                     c.filterShapeInput),
+    },
+    ...[c.op, ALIASES[c.op]].map(
+        name => ({label: `runKernel('${name}')`, call: () => tf.engine().runKernel(name, kernelInputs, attrs) as tf.Tensor})),
+  ];
+  if (options.opOnly) entries.length = 1;
+  else if (options.opsOnly) entries.length = 2;
+  return {entries, made: [input, outputDelta, ...(filterShapeTensor ? [filterShapeTensor] : [])]};
+}
+
+/** Nested arrays of `values` in `shape`: a tensor-like made without reading any tensor back. */
+function nested(values: ArrayLike<number>, shape: number[]): tf.TensorLike {
+  const flat = Array.from(values);
+  const nest = (offset: number, axis: number): unknown => {
+    if (axis === shape.length - 1) return flat.slice(offset, offset + shape[axis]);
+    const inner = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+    return Array.from({length: shape[axis]}, (_, i) => nest(offset + i * inner, axis + 1));
   };
-  try {
-    const attrs = c.attrs as never;
-    const op = OP_FUNCTIONS[c.op];
-    check('op(tensors)', () => op(input, outputDelta, attrs, c.filterShapeInput));
-    check('op(tensor-likes)', () => op(input.arraySync(), outputDelta.arraySync(), attrs, c.filterShapeInput));
-    if (options.opsOnly === true) return;
-    const kernelInputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
-    for (const name of [c.op, ALIASES[c.op]]) {
-      check(`runKernel('${name}')`, () => tf.engine().runKernel(name, kernelInputs, attrs) as tf.Tensor);
-    }
-  } finally {
-    tf.dispose([input, outputDelta, ...(filterShapeTensor ? [filterShapeTensor] : [])]);
-  }
+  return nest(0, 0) as tf.TensorLike;
 }

@@ -18,10 +18,38 @@ export function seededTensor(shape: number[], seed: number): tf.Tensor {
   return tf.tensor(seededValues(shape.reduce((a, b) => a * b, 1), seed), shape, 'float32');
 }
 
+/** The parts of tfjs-webgpu's backend a leak check reads (duck-typed: no backend code here). */
+interface WebgpuBackendCounts {
+  bufferManager: {getNumUsedBuffers(): number};
+  numDataIds(): number;
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  submitQueue(): void;
+}
+
 /**
- * What a call could leak: engine tensors and, on webgl, textures in use by the backend.
+ * The current backend when it is tfjs-webgpu's, after submitting its queued work: tfjs releases
+ * what a disposed tensor held (its buffer, its data id) only when it submits, so counts taken
+ * without this move with whatever happens to be queued. Undefined on other backends.
  */
-export function resourceCounts(): {tensors: number; textures?: number} {
+export function settledWebgpuBackend(): WebgpuBackendCounts | undefined {
+  const webgpu = tf.backend() as Partial<WebgpuBackendCounts>;
+  if (webgpu.bufferManager === undefined || webgpu.submitQueue === undefined) return undefined;
+  webgpu.ensureCommandEncoderReady!();
+  webgpu.endComputePassEncoder!();
+  webgpu.submitQueue();
+  return webgpu as WebgpuBackendCounts;
+}
+
+/**
+ * What a call could leak: engine tensors and, on webgl, textures in use by the backend; on
+ * webgpu, its data ids and GPU buffers in use (settled, see settledWebgpuBackend).
+ */
+export function resourceCounts(): {tensors: number; textures?: number; dataIds?: number; buffers?: number} {
+  const webgpu = settledWebgpuBackend();
+  if (webgpu !== undefined) {
+    return {tensors: tf.memory().numTensors, dataIds: webgpu.numDataIds(), buffers: webgpu.bufferManager.getNumUsedBuffers()};
+  }
   const backend = tf.backend() as {getTextureManager?: () => {getNumUsedTextures(): number}};
   const textures = backend.getTextureManager?.().getNumUsedTextures();
   return textures === undefined ? {tensors: tf.memory().numTensors} : {tensors: tf.memory().numTensors, textures};

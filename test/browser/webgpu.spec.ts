@@ -1,0 +1,148 @@
+/**
+ * The case table and the PyTorch golden cases on tfjs's webgpu backend (WGSL compute shaders;
+ * SwiftShader's Vulkan in headless Chromium, see karma.conf.js), inputs uploaded or made by an
+ * op, every call leak-checked (tensors, the backend's data ids and GPU buffers in use).
+ * Results are read with `await data()`: tfjs-webgpu's dataSync reads zeros there.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+
+import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
+import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
+import {CASES} from '../cases';
+import golden from '../golden/golden.json';
+import {runCaseEverywhereAsync} from '../helpers/run_case';
+import {expectClose, resourceCounts, seededValues} from '../helpers/util';
+import {useWebgpuBackend, webgpuExposed} from '../helpers/webgpu_backend';
+import {ReferenceAttrs, referenceFilterGradient} from '../reference';
+
+function size(shape: number[]) {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+describe('webgpu: the backend', () => {
+  // Fails the suite, never skips, when Chromium gives no WebGPU: every other webgpu spec would
+  // otherwise pass on whatever backend was left selected, or not run at all.
+  it('starts (navigator.gpu, an adapter, a device, tfjs\'s backend)', async () => {
+    expect(webgpuExposed).withContext('navigator.gpu (Chromium needs --enable-unsafe-webgpu)').toBe(true);
+    const adapter = await (navigator as unknown as {gpu: {requestAdapter(): Promise<unknown>}}).gpu.requestAdapter();
+    expect(adapter).withContext('an adapter (headless Chromium needs --use-webgpu-adapter=swiftshader)').not.toBeNull();
+    expect(await tf.setBackend('webgpu')).toBe(true);
+    expect(tf.getBackend()).toBe('webgpu');
+  });
+});
+
+/** An input as an earlier op leaves it: already in a GPU buffer. */
+export function madeByOp(values: Float32Array, shape: number[]) {
+  return tf.tidy(() => tf.mul(tf.tensor(values, shape), 1));
+}
+
+/** An input uploaded as it is (the upload happens here, not inside the leak-checked call). */
+export function uploaded(values: Float32Array, shape: number[]) {
+  const t = tf.tensor(values, shape);
+  (tf.backend() as unknown as {uploadToGPU(dataId: object): void}).uploadToGPU(t.dataId);
+  return t;
+}
+
+describe('webgpu:', () => {
+  useWebgpuBackend();
+  const options = {atol: 1e-4, rtol: 1e-4};
+
+  // Every entry point on the first layout variant of each problem (the others run the op
+  // function alone: the entry points share everything after it); inputs made by an op and
+  // uploaded in turn.
+  const seen = new Set<string>();
+  CASES.forEach((c, i) => {
+    const problem = c.id.split('/')[0];
+    const opOnly = seen.has(problem);
+    seen.add(problem);
+    it(c.id, async () => {
+      const input = {shape: c.inputShape, values: seededValues(size(c.inputShape), c.seed)};
+      const outputDelta = {shape: c.outputDeltaShape, values: seededValues(size(c.outputDeltaShape), c.seed + 1000)};
+      const expected = referenceFilterGradient(
+          c.op === 'ConvTransposeBackpropFilters', input, outputDelta,
+          {...(c.attrs as Omit<ReferenceAttrs, 'kernel'>), kernel: c.kernel});
+      await runCaseEverywhereAsync(
+          {...c, input, outputDelta, expected}, {...options, opOnly, place: i % 2 === 0 ? madeByOp : uploaded});
+    });
+  });
+
+  golden.cases.forEach((c, i) => {
+    it(`golden ${c.id}`, async () => {
+      await runCaseEverywhereAsync({...c, op: c.op as OpName}, {...options, opOnly: true, place: i % 2 === 0 ? madeByOp : uploaded});
+    });
+  });
+
+  /** Runs one problem against the cpu loops, leak-checked; returns the plan it ran. */
+  async function checkAgainstCpu(
+      inputShape: number[], outputDeltaShape: number[], attrs: Record<string, unknown>, transposed = false) {
+    const op = transposed ? 'ConvTransposeBackpropFilters' : 'ConvolutionBackpropFilters';
+    const geometry = computeGeometry(
+        op, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+    const inputValues = seededValues(size(inputShape), 5);
+    const outputDeltaValues = seededValues(size(outputDeltaShape), 6);
+    const srcValues = transposed ? outputDeltaValues : inputValues;
+    const diffDstValues = transposed ? inputValues : outputDeltaValues;
+    const expected = computeFilterGradient(geometry, srcValues, diffDstValues);
+    const input = madeByOp(inputValues, inputShape);
+    const outputDelta = madeByOp(outputDeltaValues, outputDeltaShape);
+    const before = resourceCounts();
+    const result = (transposed ? convTransposeBackpropFilters : convolutionBackpropFilters)(input, outputDelta, attrs as never);
+    expectClose(await result.data(), expected, JSON.stringify(attrs), 1e-3, 1e-4);
+    result.dispose();
+    expect(resourceCounts()).toEqual(before);
+    tf.dispose([input, outputDelta]);
+    return planWebgpuReduction(geometry);
+  }
+
+  it('splits long reductions over tiles (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
+    const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    expect(plan.mode).toBe('tiles');
+    expect(plan.splits).toBeGreaterThan(1);
+  });
+
+  it('splits long reductions over elements (depthwise) and sums exactly', async () => {
+    const plan = await checkAgainstCpu([2, 30, 30, 4], [2, 30, 30, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    expect(plan.mode).toBe('elements');
+    expect(plan.splits).toBeGreaterThan(1);
+  });
+
+  it('runs tiles taller and wider than one (several row and column tiles, channels not multiples of the tile)', async () => {
+    const plan = await checkAgainstCpu([2, 7, 7, 40], [2, 4, 4, 70], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], filterShape: [3, 2]});
+    expect(plan.mode).toBe('tiles');
+    expect(Math.ceil(70 / plan.tileRows) * Math.ceil(40 * 6 / plan.tileColumns)).toBeGreaterThan(2);
+  });
+
+  it('compiles no new shader for a new batch size or new spatial sizes', async () => {
+    const cache = () => Object.keys((tf.backend() as unknown as {pipelineCache: Record<string, unknown>}).pipelineCache)
+                            .filter(key => key.startsWith('ConvBackpropFilters')).length;
+    const problems = [
+      // tiles, channels inner; elements (depthwise); tiles, kernel inner (NCX); each with a split
+      {input: [9, 9, 8], outputDelta: [9, 9, 8], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
+      {input: [9, 9, 4], outputDelta: [5, 5, 4], attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]}},
+      {input: [8, 9, 9], outputDelta: [8, 9, 9], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'}},
+    ];
+    const compiledAt = async (batch: number) => {
+      const before = cache();
+      for (const p of problems) {
+        const input = madeByOp(seededValues(batch * size(p.input), batch), [batch, ...p.input]);
+        const outputDelta = madeByOp(seededValues(batch * size(p.outputDelta), batch + 1), [batch, ...p.outputDelta]);
+        const result = convolutionBackpropFilters(input, outputDelta, p.attrs as never);
+        await result.data();
+        tf.dispose([result, input, outputDelta]);
+      }
+      return cache() - before;
+    };
+    await compiledAt(2);
+    expect((await compiledAt(3)) + (await compiledAt(7))).toBe(0);
+  });
+
+  it('returns a zero gradient for a batch of 0', async () => {
+    const input = tf.zeros([0, 4, 4, 2]);
+    const outputDelta = tf.zeros([0, 2, 2, 3]);
+    const result = convTransposeBackpropFilters(outputDelta, input, {strides: [2, 2], filterShape: [2, 2]});
+    expect(result.shape).toEqual([2, 2, 3, 2]);
+    expect(Array.from(await result.data())).toEqual(new Array(24).fill(0));
+    tf.dispose([input, outputDelta, result]);
+  });
+});
