@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 
-import {computeFilterGradient} from '../../kernels/cpu/filter_gradient';
+import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
 import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
