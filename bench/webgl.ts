@@ -65,6 +65,8 @@ export interface WebglPageInput {
   inputs: InputPlacement;
   /** Amortized workloads: a run's calls fill about `runMs`, at most `maxCalls`. */
   amortized: {runMs: number; maxCalls: number};
+  /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, round-robin with the rest (A/B in one run). */
+  variant: {flag: string; value: number | boolean} | null;
 }
 
 export interface WebglImplResult {
@@ -91,6 +93,8 @@ export interface WebglWorkloadResult {
   /** Programs compiled uploading x and dy to textures before the calls (not counted as the kernels'). */
   uploadPrograms: Record<string, number>;
   ours: WebglImplResult | null;
+  /** Ours with the `--variant` flag set (its difference: against ours). */
+  variant?: WebglImplResult | null;
   builtIn: WebglImplResult | null;
   /** Our kernel's first call at another batch: the programs it compiled. */
   secondBatch: {batch: number; programs: Record<string, number>; uploadPrograms: Record<string, number>; ms: number} | null;
@@ -105,6 +109,7 @@ export interface WebglPageResult {
   runs: number;
   inputs: InputPlacement;
   workloads: WebglWorkloadResult[];
+  variant?: WebglPageInput['variant'];
 }
 
 /**
@@ -128,6 +133,7 @@ const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn 
 
 interface Options {
   set: 'all' | WorkloadSet;
+  variant: WebglPageInput['variant'];
   runs: number;
   out: string | null;
   /** Only the workloads whose name matches (for quick comparisons while tuning). */
@@ -136,7 +142,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {set: 'all', runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
+  const options: Options = {set: 'all', variant: null, runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = inline ?? argv[i + 1];
@@ -150,6 +156,12 @@ function parseOptions(argv: readonly string[]): Options {
     } else if (flag === '--inputs') {
       if (value !== 'uploaded' && value !== 'packed') throw new Error(`--inputs takes 'uploaded' or 'packed', got '${value}'`);
       options.inputs = value;
+    } else if (flag === '--variant') {
+      const match = /^(\w+)=(.+)$/.exec(value ?? '');
+      if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${value}'`);
+      const parsed = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
+      if (typeof parsed === 'number' && !Number.isFinite(parsed)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
+      options.variant = {flag: match[1], value: parsed};
     } else if (flag === '--set') {
       if (value !== 'all' && value !== 'big' && value !== 'training') throw new Error(`--set takes 'all', 'big' or 'training', got '${value}'`);
       options.set = value;
@@ -157,7 +169,7 @@ function parseOptions(argv: readonly string[]): Options {
       if (value === undefined) throw new Error('--only needs a regular expression');
       options.only = new RegExp(value);
     } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed, --set all|big|training)`);
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed, --set all|big|training, --variant FLAG=VALUE)`);
     }
   }
   return options;
@@ -176,7 +188,7 @@ interface KarmaApi {
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
 const OWN_PROGRAMS = new Set([
   'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'WideTapsProgram',
-  'ArrangeTargetsProgram',
+  'ArrangeTargetsProgram', 'ThinTapsProgram',
 ]);
 
 const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -334,6 +346,7 @@ function trainingReport(workloads: WebglWorkload[], page: WebglPageResult, secon
   const missedRate: string[] = [];
   let rateLayers = 0;
   const mark = (held: boolean) => held ? '✓' : '✗';
+  const variantLabel = page.variant ? `${page.variant.flag}=${page.variant.value}` : null;
   for (const w of workloads) {
     const r = byName.get(w.name);
     if (!r || !r.ours) continue;
@@ -355,6 +368,7 @@ function trainingReport(workloads: WebglWorkload[], page: WebglPageResult, secon
       r.builtIn ? `${ratio(speedUp)} ${mark(speedHeld!)}` : '–', r.builtIn ? `≥ ${target}×` : '–',
       rateHeld === null ? '–' : mark(rateHeld),
       r.builtIn?.difference == null ? '–' : r.builtIn.difference.toExponential(1),
+      ...(variantLabel ? [r.variant ? `${ms(r.variant.timing.median)} (${ratio(r.variant.timing.median / oursMs)})` : '–'] : []),
     ]);
   }
   const sorted = [...speedUps].sort((a, b) => a - b);
@@ -370,8 +384,9 @@ function trainingReport(workloads: WebglWorkload[], page: WebglPageResult, secon
   out.push('## Per layer (per call, medians)\n');
   out.push(markdownTable(
       ['layer', 'shape (C→O, in→out, kernel, stride, pads)', 'batch', 'MFLOP', 'ours ms (calls/run)', 'ours GFLOP/s',
-       'built-in ms (calls/run)', 'speed-up', 'target', '≥ 3 GFLOP/s', 'max rel. diff'],
-      rows, [false, false, true, true, true, true, true, true, true, false, true]));
+       'built-in ms (calls/run)', 'speed-up', 'target', '≥ 3 GFLOP/s', 'max rel. diff',
+       ...(variantLabel ? [`ours with ${variantLabel} ms (its time / ours)`] : [])],
+      rows, [false, false, true, true, true, true, true, true, true, false, true, true]));
   out.push(`\nbuilt-in: ${[...new Set(workloads.map(w => w.builtIn).filter(Boolean))].join(' / ')} (depthwise layers: ` +
            `the depthwise one). GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time per call. "–" under ≥ 3 GFLOP/s: the layer ` +
            `has under ${TRAINING_TARGETS.gflopsFromFlops / 1e6} MFLOP. A name's \`*5\` says the network has the layer 5 times.\n`);
@@ -443,7 +458,7 @@ async function main() {
   const page = path.join(root, 'bench', 'webgl_page.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
-  const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs, amortized: {runMs: AMORTIZED_RUN_MS, maxCalls: MAX_CALLS_PER_RUN}};
+  const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs, amortized: {runMs: AMORTIZED_RUN_MS, maxCalls: MAX_CALLS_PER_RUN}, variant: options.variant};
   const config = await karma.config.parseConfig(
       path.join(root, 'karma.conf.js'), {
         files: [{pattern: page, watched: false}],

@@ -215,7 +215,7 @@ function relativeDifference(a: Float32Array, b: Float32Array, shape: readonly nu
 
 describe('webgl benchmark', () => {
   it('times our kernel and the built-in one', async () => {
-    const {workloads, runs, inputs: placement, amortized} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
+    const {workloads, runs, inputs: placement, amortized, variant} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
     expect(await tf.setBackend('webgl')).toBe(true);
     hookTextureManager();
     const gl = internals().gpgpu.gl;
@@ -229,6 +229,17 @@ describe('webgl benchmark', () => {
       runs,
       inputs: placement,
       workloads: [],
+      variant,
+    };
+    // Ours with the variant's flag set, the flag put back after.
+    const withVariant = (f: () => tf.Tensor) => () => {
+      const saved = tf.env().get(variant!.flag);
+      tf.env().set(variant!.flag, variant!.value);
+      try {
+        return f();
+      } finally {
+        tf.env().set(variant!.flag, saved);
+      }
     };
     console.log(`renderer: ${page.renderer}, WebGL ${page.webglVersion}, tfjs ${page.tfjs}; ${runs} timed runs each`);
     for (const [index, w] of workloads.entries()) {
@@ -242,12 +253,17 @@ describe('webgl benchmark', () => {
         result.uploadPrograms = upload([bench.input, bench.outputDelta]);
         const ourWarm = await warmUp(bench.ours);
         const builtInWarm = bench.builtIn ? await warmUp(bench.builtIn) : null;
+        const variantCall = variant ? withVariant(bench.ours) : null;
+        const variantWarm = variantCall ? await warmUp(variantCall) : null;
+        const variantCalls = variantCall ? (w.amortized ? await callsPerRun(variantCall, amortized) : 1) : 1;
+        const variantTimes: number[] = [];
         const ourCalls = w.amortized ? await callsPerRun(bench.ours, amortized) : 1;
         const builtInCalls = w.amortized && bench.builtIn ? await callsPerRun(bench.builtIn, amortized) : 1;
         const ourTimes: number[] = [];
         const builtInTimes: number[] = [];
         for (let run = 0; run < runs; run++) {
           ourTimes.push(await timedCall(bench.ours, ourCalls));
+          if (variantCall) variantTimes.push(await timedCall(variantCall, variantCalls));
           if (bench.builtIn) builtInTimes.push(await timedCall(bench.builtIn, builtInCalls));
         }
         const impl = (warm: Awaited<ReturnType<typeof warmUp>>, times: number[], calls: number, difference: number | null): WebglImplResult => ({
@@ -261,6 +277,10 @@ describe('webgl benchmark', () => {
           difference,
         });
         result.ours = impl(ourWarm, ourTimes, ourCalls, null);
+        if (variantWarm) {
+          result.variant = impl(variantWarm, variantTimes, variantCalls,
+                                relativeDifference(variantWarm.values, ourWarm.values, bench.geometry.filterShape, false));
+        }
         if (builtInWarm) {
           const transposed = w.args.kind === 'deconv' && w.builtIn === 'Conv2DBackpropFilter';
           result.builtIn = impl(builtInWarm, builtInTimes, builtInCalls, relativeDifference(ourWarm.values, builtInWarm.values, bench.geometry.filterShape, transposed));
@@ -286,7 +306,8 @@ describe('webgl benchmark', () => {
       const o = result.ours!;
       console.log(`done ${w.name}: ours ${o.timing.median.toFixed(2)} ms ×${o.callsPerRun} (${total(o.programs)} programs compiled${
           result.secondBatch ? `; batch ${otherBatch}: ${total(result.secondBatch.programs)} more` : ''})${
-          result.builtIn ? `, built-in ${result.builtIn.timing.median.toFixed(2)} ms ×${result.builtIn.callsPerRun}` : ''}`);
+          result.builtIn ? `, built-in ${result.builtIn.timing.median.toFixed(2)} ms ×${result.builtIn.callsPerRun}` : ''}${
+          result.variant ? `, variant ${result.variant.timing.median.toFixed(2)} ms ×${result.variant.callsPerRun} (diff ${result.variant.difference!.toExponential(1)})` : ''}`);
       if (result.builtIn) expect(result.builtIn.difference!).toBeLessThan(1e-3);
     }
     console.log(`BENCH_RESULT ${JSON.stringify(page)}`);
