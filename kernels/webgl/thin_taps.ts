@@ -43,7 +43,8 @@ export interface ThinTaps {
 /**
  * At most this many (tap, channel pair) products a position: the shader's step holds 4 times
  * that many multiply-adds, three times over (the loops at the ends of a row and in between);
- * SwiftShader did not finish compiling the 8 taps × 2 pairs shader within 10 minutes.
+ * SwiftShader did not finish compiling the 8 taps × 2 pairs shader (selects in its tested loops,
+ * since replaced by ifs) within 10 minutes.
  */
 const MAX_TAP_PAIRS = 12;
 
@@ -85,7 +86,8 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * texels under every tap's two positions — `stride` new ones a step, the rest carried over —
  * for 4 · taps · pairs multiply-adds (40 for a 5×5 kernel: 3 reads where the single-target
  * taps program reads 2 per 4). Where a tap or a position falls outside (the ends of a row)
- * each product is selected, not multiplied by 0 (0 · Infinity is NaN); in between, none is.
+ * its products are skipped by an if, not multiplied by 0 (0 · Infinity is NaN); in between,
+ * nothing is tested.
  * Channel pairs past the last channel (a ragged last block) read neighbouring texels into lanes
  * the arrangement never reads.
  *
@@ -126,8 +128,12 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
     return 2 * q + 1 < taps ? `sum${q}_${j} += vec4(${both(2 * q)}, ${both(2 * q + 1)});` : `sum${q}_${j}.xy += ${both(2 * q)};`;
   };
   const product = (t: number, position: 0 | 1, j: number) => `${value(offsets(t)[position])} * y${j}.${position === 0 ? 'xy' : 'zw'}`;
-  const testedProduct = (t: number, position: 0 | 1, j: number) =>
-    `(valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${product(t, position, j)} : vec2(0.0))`;
+  // Outside the middle range each tap and position is tested, by an if around its products
+  // (selects on bools there made SwiftShader take minutes to compile the shader).
+  const testedProducts = (t: number, position: 0 | 1) => `
+            if (valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]})) {${pairIndices.map(j => `
+              sum${t >> 1}_${j}.${t % 2 === 1 ? 'zw' : 'xy'} += ${product(t, position, j)};`).join('')}
+            }`;
   const texels = Array.from({length: texelCount}, (_, m) => m);
   const skipped = Math.max(0, stride - texelCount);
   const step = (tested: boolean) => `${pairIndices.map(j => `
@@ -135,8 +141,10 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
             diffDstAt${j} = diffDstNextRow(diffDstAt${j});`).join('')}${tested ? `
             int w = pw * ${stride} + shift.z;
             bool validA = pw >= 0;
-            bool validB = pw + 1 < diffDstSize.z;` : ''}${values}${targets.map(({q, j}) => `
-            ${accumulate(q, j, tested ? testedProduct : product)}`).join('')}
+            bool validB = pw + 1 < diffDstSize.z;` : ''}${values}${tested ?
+      Array.from({length: taps}, (_, t) => testedProducts(t, 0) + testedProducts(t, 1)).join('') :
+      targets.map(({q, j}) => `
+            ${accumulate(q, j, product)}`).join('')}
 ${Array.from({length: skipped}, () => `
             srcAt = srcNextRow(srcAt);`).join('')}
             ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);

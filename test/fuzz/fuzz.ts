@@ -47,6 +47,8 @@ export interface FuzzRunOptions {
   progressEvery?: number;
   /** What follows `--backend` in the command that reproduces a problem (default: `backend`). */
   cliBackend?: string;
+  /** Only the problems it accepts are run and counted (e.g. those one code path takes). */
+  accept?: (problem: FuzzProblem) => boolean;
   /** Precomputed expectations, e.g. shared by several backends of one process. */
   expected?: (problem: FuzzProblem) => ReturnType<typeof expectedOf>;
 }
@@ -61,6 +63,7 @@ export function runFuzz(options: FuzzRunOptions): FuzzSummary {
   for (const index of indices) {
     const seed = options.problem ?? problemSeed(options.seed, index);
     const problem = generateProblem(seed, options.generate);
+    if (options.accept !== undefined && !options.accept(problem)) continue;
     const key = `${problem.spec.transposed ? 'deconv' : 'conv'}${problem.spec.inputSpatial.length}d${
         problem.spec.specials.length ? '+specials' : ''}`;
     summary.mix[key] = (summary.mix[key] ?? 0) + 1;
