@@ -1,7 +1,17 @@
 /**
- * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX] [--inputs uploaded|packed]`: our webgl kernel against tfjs's built-in webgl
- * filter gradients (Conv2DBackpropFilter, DepthwiseConv2dNativeBackpropFilter,
- * Conv3DBackpropFilterV2) on the same tensors in the same headless Chromium, round-robin.
+ * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX] [--inputs uploaded|packed] [--set all|big|training]`:
+ * our webgl kernel against tfjs's built-in webgl filter gradients (Conv2DBackpropFilter,
+ * DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropFilterV2) on the same tensors in the same
+ * headless Chromium, round-robin.
+ *
+ * Two sets of workloads: 'big' — layers of ResNet-50, MobileNet, GoogLeNet and others at batch
+ * sizes where a call takes on the order of a second (bench/results/webgl.md), inputs as
+ * `--inputs` says, one call per timed run; 'training' — every layer of
+ * workloads/conv/shapes_tfjs_training at its file's batch (the layers tfjs users train), inputs
+ * always as a model passes them (packed: outputs of earlier ops), and small calls amortized:
+ * a timed run is several back-to-back calls with one read-back, divided by their number (a
+ * synchronous read-back alone costs ~5 ms on SwiftShader), written to webgl-training.md.
+ * `--set` picks one set (default both).
  *
  * Node picks the workloads from the benchdnn lists (bench/workloads.ts) and starts karma with
  * bench/webgl_page.ts, which receives them through karma's client args, measures, and sends the
@@ -13,8 +23,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import {sourceState} from './source_state';
-import {barChartSvg, bytes, COLORS, gflops, markdownTable, rate, rateRange, ratio, Timing} from './report';
-import {describeProblem, findProblem, loadWorkloadFile, toOpArguments} from './workloads';
+import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, Timing} from './report';
+import {describeProblem, findProblem, loadWorkloadFile, Problem, toOpArguments} from './workloads';
 
 /** Which built-in tfjs kernel computes the same gradient, for the page to call. */
 export type BuiltIn = 'Conv2DBackpropFilter' | 'DepthwiseConv2dNativeBackpropFilter' | 'Conv3DBackpropFilterV2';
@@ -30,7 +40,16 @@ export interface WebglWorkload {
   /** Whether the issue's ≥ 10× target applies (ResNet-50 3x3 and 1x1, MobileNet depthwise). */
   key: boolean;
   args: ReturnType<typeof toOpArguments>;
+  /** Which set the workload belongs to (see the header). */
+  set: WorkloadSet;
+  /**
+   * Training set: inputs always packed, several calls per timed run (as many as fit in about
+   * AMORTIZED_RUN_MS, at most MAX_CALLS_PER_RUN), one read-back, time divided by the calls.
+   */
+  amortized: boolean;
 }
+
+export type WorkloadSet = 'big' | 'training';
 
 /**
  * How x and dy reach the kernels: 'uploaded' — made on the CPU and uploaded as they are
@@ -44,10 +63,17 @@ export interface WebglPageInput {
   workloads: WebglWorkload[];
   runs: number;
   inputs: InputPlacement;
+  /** Amortized workloads: a run's calls fill about `runMs`, at most `maxCalls`. */
+  amortized: {runMs: number; maxCalls: number};
+  /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, round-robin with the rest (A/B in one run). */
+  variant: {flag: string; value: number | boolean} | null;
 }
 
 export interface WebglImplResult {
+  /** Milliseconds per call (amortized workloads: per run divided by callsPerRun). */
   timing: Timing;
+  /** Back-to-back calls per timed run (1 unless the workload is amortized). */
+  callsPerRun: number;
   warmUpMs: number;
   /** Shader programs compiled by the warm-up call, by program class. */
   programs: Record<string, number>;
@@ -67,6 +93,8 @@ export interface WebglWorkloadResult {
   /** Programs compiled uploading x and dy to textures before the calls (not counted as the kernels'). */
   uploadPrograms: Record<string, number>;
   ours: WebglImplResult | null;
+  /** Ours with the `--variant` flag set (its difference: against ours). */
+  variant?: WebglImplResult | null;
   builtIn: WebglImplResult | null;
   /** Our kernel's first call at another batch: the programs it compiled. */
   secondBatch: {batch: number; programs: Record<string, number>; uploadPrograms: Record<string, number>; ms: number} | null;
@@ -81,6 +109,7 @@ export interface WebglPageResult {
   runs: number;
   inputs: InputPlacement;
   workloads: WebglWorkloadResult[];
+  variant?: WebglPageInput['variant'];
 }
 
 /**
@@ -103,6 +132,8 @@ const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn 
 ];
 
 interface Options {
+  set: 'all' | WorkloadSet;
+  variant: WebglPageInput['variant'];
   runs: number;
   out: string | null;
   /** Only the workloads whose name matches (for quick comparisons while tuning). */
@@ -111,7 +142,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
+  const options: Options = {set: 'all', variant: null, runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
     const value = inline ?? argv[i + 1];
@@ -125,11 +156,20 @@ function parseOptions(argv: readonly string[]): Options {
     } else if (flag === '--inputs') {
       if (value !== 'uploaded' && value !== 'packed') throw new Error(`--inputs takes 'uploaded' or 'packed', got '${value}'`);
       options.inputs = value;
+    } else if (flag === '--variant') {
+      const match = /^(\w+)=(.+)$/.exec(value ?? '');
+      if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${value}'`);
+      const parsed = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
+      if (typeof parsed === 'number' && !Number.isFinite(parsed)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
+      options.variant = {flag: match[1], value: parsed};
+    } else if (flag === '--set') {
+      if (value !== 'all' && value !== 'big' && value !== 'training') throw new Error(`--set takes 'all', 'big' or 'training', got '${value}'`);
+      options.set = value;
     } else if (flag === '--only') {
       if (value === undefined) throw new Error('--only needs a regular expression');
       options.only = new RegExp(value);
     } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed)`);
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed, --set all|big|training, --variant FLAG=VALUE)`);
     }
   }
   return options;
@@ -148,7 +188,7 @@ interface KarmaApi {
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
 const OWN_PROGRAMS = new Set([
   'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'WideTapsProgram',
-  'ArrangeTargetsProgram',
+  'ArrangeTargetsProgram', 'ThinTapsProgram',
 ]);
 
 const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
@@ -269,13 +309,133 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
   return {markdown: out.join('\n') + '\n', svg};
 }
 
+/** The training set's targets (issue 15): speed-up over the built-in, and GFLOP/s on layers of ≥ 10 MFLOP. */
+export const TRAINING_TARGETS = {speedUp: 8, smallSpeedUp: 4, smallFlops: 2e6, gflops: 3, gflopsFromFlops: 10e6};
+
+const speedUpTarget = (flops: number) => flops < TRAINING_TARGETS.smallFlops ? TRAINING_TARGETS.smallSpeedUp : TRAINING_TARGETS.speedUp;
+
+/** tfjs's kernel for a training-set problem: depthwise where each group has one channel on both sides. */
+function builtInFor(problem: Problem): BuiltIn | null {
+  if (problem.spatialRank !== 2 || problem.kind !== 'conv') return null;
+  if (problem.groups === 1) return 'Conv2DBackpropFilter';
+  return problem.groups === problem.ic && problem.groups === problem.oc ? 'DepthwiseConv2dNativeBackpropFilter' : null;
+}
+
+function trainingReport(workloads: WebglWorkload[], page: WebglPageResult, seconds: number): {markdown: string; svg: string} {
+  const out: string[] = [];
+  out.push('# Filter-gradient benchmark: webgl, the layers tfjs users train\n');
+  out.push(`Code: ${sourceState()}.`);
+  out.push(`\`npm run bench:webgl -- --set training${page.runs !== 5 ? ` --runs ${page.runs}` : ''}\` (also part of the ` +
+           `default \`npm run bench:webgl\`); ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
+               seconds.toFixed(0)} s for the whole run. Headless ${/Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, renderer ${
+               page.renderer}, WebGL ${page.webglVersion}${page.packed ? ' (packed)' : ''}, tfjs ${page.tfjs}.`);
+  out.push(`Every layer of \`workloads/conv/shapes_tfjs_training\` at its file's batch (the training batch), ours and ` +
+           `tfjs's built-in webgl kernel on the same tensors, made by a packed tfjs op as a model's activations are ` +
+           `(ours reads them as they are, tfjs's built-in kernels unpack them on every call). Small calls amortized: ` +
+           `after 1 warm-up (shader compiles), a timed run is as many back-to-back calls as fit in about ${
+               AMORTIZED_RUN_MS} ms (at most ${MAX_CALLS_PER_RUN}) with one read-back of the last result, divided by their ` +
+           `number (a synchronous read-back alone costs ~5 ms on SwiftShader); ${page.runs} timed runs round-robin, ` +
+           `medians. SwiftShader runs WebGL on the (shared, noisy) CPU: compare columns of one run only.\n`);
+  out.push(`Targets (issue 15): at least ${TRAINING_TARGETS.speedUp}× the built-in on every layer (at least ${
+               TRAINING_TARGETS.smallSpeedUp}× on layers under ${TRAINING_TARGETS.smallFlops / 1e6} MFLOP), and at least ${
+               TRAINING_TARGETS.gflops} GFLOP/s on every layer of ≥ ${TRAINING_TARGETS.gflopsFromFlops / 1e6} MFLOP.\n`);
+  const byName = new Map(page.workloads.map(r => [r.name, r]));
+  const rows: string[][] = [];
+  const speedUps: number[] = [];
+  const missedSpeedUp: string[] = [];
+  const missedRate: string[] = [];
+  let rateLayers = 0;
+  const mark = (held: boolean) => held ? '✓' : '✗';
+  const variantLabel = page.variant ? `${page.variant.flag}=${page.variant.value}` : null;
+  for (const w of workloads) {
+    const r = byName.get(w.name);
+    if (!r || !r.ours) continue;
+    const oursMs = r.ours.timing.median;
+    const oursRate = gflops(r.flops, oursMs);
+    const speedUp = r.builtIn ? r.builtIn.timing.median / oursMs : NaN;
+    const target = speedUpTarget(r.flops);
+    const speedHeld = r.builtIn ? speedUp >= target : null;
+    const rateApplies = r.flops >= TRAINING_TARGETS.gflopsFromFlops;
+    if (rateApplies) rateLayers++;
+    const rateHeld = rateApplies ? oursRate >= TRAINING_TARGETS.gflops : null;
+    if (r.builtIn) speedUps.push(speedUp);
+    if (speedHeld === false) missedSpeedUp.push(`${w.label} ${ratio(speedUp)}`);
+    if (rateHeld === false) missedRate.push(`${w.label} ${rate(oursRate)}`);
+    rows.push([
+      w.label, w.shape, String(w.args.batch), (r.flops / 1e6).toFixed(r.flops < 10e6 ? 2 : 1),
+      `${ms(oursMs)} (×${r.ours.callsPerRun})`, rate(oursRate),
+      r.builtIn ? `${ms(r.builtIn.timing.median)} (×${r.builtIn.callsPerRun})` : '–',
+      r.builtIn ? `${ratio(speedUp)} ${mark(speedHeld!)}` : '–', r.builtIn ? `≥ ${target}×` : '–',
+      rateHeld === null ? '–' : mark(rateHeld),
+      r.builtIn?.difference == null ? '–' : r.builtIn.difference.toExponential(1),
+      ...(variantLabel ? [r.variant ? `${ms(r.variant.timing.median)} (${ratio(r.variant.timing.median / oursMs)})` : '–'] : []),
+    ]);
+  }
+  const sorted = [...speedUps].sort((a, b) => a - b);
+  const median = sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[sorted.length >> 1] :
+      (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  out.push('## Summary\n');
+  out.push(`- Speed-up over tfjs's built-in: min **${ratio(sorted[0])}**, median **${ratio(median)}**, max ${
+      ratio(sorted[sorted.length - 1])} over ${sorted.length} layers.`);
+  out.push(`- Speed-up target held on ${sorted.length - missedSpeedUp.length} of ${sorted.length} layers${
+      missedSpeedUp.length > 0 ? ` (missed: ${missedSpeedUp.join(', ')})` : ''}.`);
+  out.push(`- ≥ ${TRAINING_TARGETS.gflops} GFLOP/s held on ${rateLayers - missedRate.length} of the ${rateLayers} layers of ≥ ${
+      TRAINING_TARGETS.gflopsFromFlops / 1e6} MFLOP${missedRate.length > 0 ? ` (missed: ${missedRate.join(', ')})` : ''}.\n`);
+  out.push('## Per layer (per call, medians)\n');
+  out.push(markdownTable(
+      ['layer', 'shape (C→O, in→out, kernel, stride, pads)', 'batch', 'MFLOP', 'ours ms (calls/run)', 'ours GFLOP/s',
+       'built-in ms (calls/run)', 'speed-up', 'target', '≥ 3 GFLOP/s', 'max rel. diff',
+       ...(variantLabel ? [`ours with ${variantLabel} ms (its time / ours)`] : [])],
+      rows, [false, false, true, true, true, true, true, true, true, false, true, true]));
+  out.push(`\nbuilt-in: ${[...new Set(workloads.map(w => w.builtIn).filter(Boolean))].join(' / ')} (depthwise layers: ` +
+           `the depthwise one). GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time per call. "–" under ≥ 3 GFLOP/s: the layer ` +
+           `has under ${TRAINING_TARGETS.gflopsFromFlops / 1e6} MFLOP. A name's \`*5\` says the network has the layer 5 times.\n`);
+  out.push('![GFLOP/s per layer, ours and tfjs built-in on webgl](webgl-training.svg)');
+  const svg = barChartSvg({
+    title: 'Filter gradient, webgl (SwiftShader), the layers tfjs users train: GFLOP/s (median), log scale',
+    subtitle: `packed inputs, amortized calls; ${page.runs} runs after 1 warm-up; ${sourceState()}; batch after ×`,
+    unit: 'GFLOP/s (log scale)',
+    series: [{name: 'ours (webgl)', color: COLORS.webgl}, {name: "tfjs built-in (webgl)", color: COLORS.builtIn}],
+    missing: 'no tfjs kernel for this case',
+    groups: workloads.flatMap(w => {
+      const r = byName.get(w.name);
+      if (!r || !r.ours) return [];
+      return [{
+        label: `${w.label} ×${w.args.batch}`,
+        values: [gflops(r.flops, r.ours.timing.median), r.builtIn ? gflops(r.flops, r.builtIn.timing.median) : NaN],
+      }];
+    }),
+  });
+  return {markdown: out.join('\n') + '\n', svg};
+}
+
+/** Amortized runs: calls per run so that a run takes about this long (at least one call). */
+export const AMORTIZED_RUN_MS = 300;
+export const MAX_CALLS_PER_RUN = 32;
+
+function trainingWorkloads(only: RegExp | null): WebglWorkload[] {
+  return loadWorkloadFile('conv/shapes_tfjs_training')
+      .filter(problem => only === null || only.test(problem.name))
+      .map(problem => ({
+        name: problem.name,
+        label: problem.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet '),
+        source: `${problem.source}:${problem.line}`,
+        shape: describeProblem(problem),
+        fileBatch: problem.batch,
+        builtIn: builtInFor(problem),
+        key: false,
+        args: toOpArguments(problem),
+        set: 'training' as const,
+        amortized: true,
+      }));
+}
+
 async function main() {
   const options = parseOptions(process.argv.slice(2));
   const start = performance.now();
   sourceState();  // the code as the run starts (cached)
-  const picks = PICKS.filter(pick => options.only === null || options.only.test(pick.name));
-  if (picks.length === 0) throw new Error(`--only ${options.only}: no workload matches (${PICKS.map(pick => pick.name).join(', ')})`);
-  const workloads: WebglWorkload[] = picks.map(pick => {
+  const picks = options.set === 'training' ? [] : PICKS.filter(pick => options.only === null || options.only.test(pick.name));
+  const big: WebglWorkload[] = picks.map(pick => {
     const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
     return {
       name: `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`,
@@ -286,13 +446,19 @@ async function main() {
       builtIn: pick.builtIn,
       key: pick.key ?? false,
       args: toOpArguments(problem, pick.batch),
+      set: 'big' as const,
+      amortized: false,
     };
   });
+  const training = options.set === 'big' ? [] : trainingWorkloads(options.only);
+  // Training names are distinct from the big set's ('mb1'/'mb2' suffixes, 'tfjs-' prefixes).
+  const workloads = [...big, ...training];
+  if (workloads.length === 0) throw new Error(`--only ${options.only}: no workload matches in set '${options.set}'`);
   const root = path.resolve(__dirname, '..');
   const page = path.join(root, 'bench', 'webgl_page.ts');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
-  const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs};
+  const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs, amortized: {runMs: AMORTIZED_RUN_MS, maxCalls: MAX_CALLS_PER_RUN}, variant: options.variant};
   const config = await karma.config.parseConfig(
       path.join(root, 'karma.conf.js'), {
         files: [{pattern: page, watched: false}],
@@ -308,14 +474,22 @@ async function main() {
       console.error('the page sent no results');
       process.exit(exitCode || 1);
     }
-    const {markdown, svg} = report(workloads, result, (performance.now() - start) / 1000);
-    console.log(`\n${markdown}`);
-    if (options.out !== null) {
-      fs.mkdirSync(options.out, {recursive: true});
-      fs.writeFileSync(path.join(options.out, 'webgl.md'), markdown);
-      fs.writeFileSync(path.join(options.out, 'webgl.svg'), svg);
-      fs.writeFileSync(path.join(options.out, 'webgl.json'), `${JSON.stringify(result, null, 1)}\n`);
-      console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, 'webgl.md'))}, webgl.svg, webgl.json`);
+    const seconds = (performance.now() - start) / 1000;
+    const pageResult = result as WebglPageResult;
+    const sets: Array<[string, WebglWorkload[], typeof report]> = [['webgl', big, report], ['webgl-training', training, trainingReport]];
+    for (const [file, members, write] of sets) {
+      if (members.length === 0) continue;
+      const names = new Set(members.map(w => w.name));
+      const part = {...pageResult, workloads: pageResult.workloads.filter(r => names.has(r.name))};
+      const {markdown, svg} = write(members, part, seconds);
+      console.log(`\n${markdown}`);
+      if (options.out !== null) {
+        fs.mkdirSync(options.out, {recursive: true});
+        fs.writeFileSync(path.join(options.out, `${file}.md`), markdown);
+        fs.writeFileSync(path.join(options.out, `${file}.svg`), svg);
+        fs.writeFileSync(path.join(options.out, `${file}.json`), `${JSON.stringify(part, null, 1)}\n`);
+        console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, `${file}.md`))}, ${file}.svg, ${file}.json`);
+      }
     }
     process.exit(exitCode);
   });

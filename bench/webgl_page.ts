@@ -142,14 +142,28 @@ function callBuiltIn(kernel: BuiltIn, w: WebglWorkload, x: tf.Tensor, dy: tf.Ten
   return tf.engine().runKernel(kernel, {x, dy}, {strides, pad, dataFormat: 'NHWC', filterShape}) as tf.Tensor;
 }
 
-/** One call until the result is read back, in ms. */
-async function timedCall(f: () => tf.Tensor): Promise<number> {
+/**
+ * `calls` back-to-back calls and one read-back of the last result, in ms per call. WebGL runs
+ * the draws in order, so the read-back waits for all of them; the earlier results are disposed
+ * at once (their textures may serve the next call's output, as in a model).
+ */
+async function timedCall(f: () => tf.Tensor, calls = 1): Promise<number> {
   const start = performance.now();
-  const result = f();
+  let result = f();
+  for (let i = 1; i < calls; i++) {
+    result.dispose();
+    result = f();
+  }
   await result.data();
   const elapsed = performance.now() - start;
   result.dispose();
-  return elapsed;
+  return elapsed / calls;
+}
+
+/** Calls per amortized run: as many as fit in about `amortized.runMs` by one timed call. */
+async function callsPerRun(f: () => tf.Tensor, amortized: WebglPageInput['amortized']): Promise<number> {
+  const once = await timedCall(f);
+  return Math.max(1, Math.min(amortized.maxCalls, Math.round(amortized.runMs / Math.max(once, 0.01))));
 }
 
 /** The warm-up: compiles the shaders (counted), measures memory, returns the values. */
@@ -201,7 +215,7 @@ function relativeDifference(a: Float32Array, b: Float32Array, shape: readonly nu
 
 describe('webgl benchmark', () => {
   it('times our kernel and the built-in one', async () => {
-    const {workloads, runs, inputs: placement} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
+    const {workloads, runs, inputs: placement, amortized, variant} = JSON.parse(__karma__.config.args[0]) as WebglPageInput;
     expect(await tf.setBackend('webgl')).toBe(true);
     hookTextureManager();
     const gl = internals().gpgpu.gl;
@@ -215,25 +229,46 @@ describe('webgl benchmark', () => {
       runs,
       inputs: placement,
       workloads: [],
+      variant,
+    };
+    // Ours with the variant's flag set, the flag put back after.
+    const withVariant = (f: () => tf.Tensor) => () => {
+      const saved = tf.env().get(variant!.flag);
+      tf.env().set(variant!.flag, variant!.value);
+      try {
+        return f();
+      } finally {
+        tf.env().set(variant!.flag, saved);
+      }
     };
     console.log(`renderer: ${page.renderer}, WebGL ${page.webglVersion}, tfjs ${page.tfjs}; ${runs} timed runs each`);
     for (const [index, w] of workloads.entries()) {
       const seed = 100 + 10 * index;
-      const bench = setUp(w, w.args.batch, seed, placement);
+      // The training set always takes its inputs as a model passes them.
+      const workloadPlacement: InputPlacement = w.amortized ? 'packed' : placement;
+      const bench = setUp(w, w.args.batch, seed, workloadPlacement);
       const result: WebglWorkloadResult =
           {name: w.name, flops: bench.geometry.flops, uploadPrograms: {}, ours: null, builtIn: null, secondBatch: null};
       try {
         result.uploadPrograms = upload([bench.input, bench.outputDelta]);
         const ourWarm = await warmUp(bench.ours);
         const builtInWarm = bench.builtIn ? await warmUp(bench.builtIn) : null;
+        const variantCall = variant ? withVariant(bench.ours) : null;
+        const variantWarm = variantCall ? await warmUp(variantCall) : null;
+        const variantCalls = variantCall ? (w.amortized ? await callsPerRun(variantCall, amortized) : 1) : 1;
+        const variantTimes: number[] = [];
+        const ourCalls = w.amortized ? await callsPerRun(bench.ours, amortized) : 1;
+        const builtInCalls = w.amortized && bench.builtIn ? await callsPerRun(bench.builtIn, amortized) : 1;
         const ourTimes: number[] = [];
         const builtInTimes: number[] = [];
         for (let run = 0; run < runs; run++) {
-          ourTimes.push(await timedCall(bench.ours));
-          if (bench.builtIn) builtInTimes.push(await timedCall(bench.builtIn));
+          ourTimes.push(await timedCall(bench.ours, ourCalls));
+          if (variantCall) variantTimes.push(await timedCall(variantCall, variantCalls));
+          if (bench.builtIn) builtInTimes.push(await timedCall(bench.builtIn, builtInCalls));
         }
-        const impl = (warm: Awaited<ReturnType<typeof warmUp>>, times: number[], difference: number | null): WebglImplResult => ({
+        const impl = (warm: Awaited<ReturnType<typeof warmUp>>, times: number[], calls: number, difference: number | null): WebglImplResult => ({
           timing: summarize(times) as Timing,
+          callsPerRun: calls,
           warmUpMs: warm.ms,
           programs: warm.programs,
           tfPeakBytes: warm.tfPeakBytes,
@@ -241,18 +276,22 @@ describe('webgl benchmark', () => {
           textureAllocatedGrowth: warm.textureAllocatedGrowth,
           difference,
         });
-        result.ours = impl(ourWarm, ourTimes, null);
+        result.ours = impl(ourWarm, ourTimes, ourCalls, null);
+        if (variantWarm) {
+          result.variant = impl(variantWarm, variantTimes, variantCalls,
+                                relativeDifference(variantWarm.values, ourWarm.values, bench.geometry.filterShape, false));
+        }
         if (builtInWarm) {
           const transposed = w.args.kind === 'deconv' && w.builtIn === 'Conv2DBackpropFilter';
-          result.builtIn = impl(builtInWarm, builtInTimes, relativeDifference(ourWarm.values, builtInWarm.values, bench.geometry.filterShape, transposed));
+          result.builtIn = impl(builtInWarm, builtInTimes, builtInCalls, relativeDifference(ourWarm.values, builtInWarm.values, bench.geometry.filterShape, transposed));
         }
       } finally {
         bench.dispose();
       }
-      // The same workload at another batch: the programs compiled by its first call.
+      // The same workload at another batch: the programs compiled by its first call (big set only).
       const otherBatch = w.args.batch + 1;
-      const other = setUp(w, otherBatch, seed + 5, placement);
-      try {
+      const other = w.amortized ? null : setUp(w, otherBatch, seed + 5, placement);
+      if (other !== null) try {
         const uploadPrograms = upload([other.input, other.outputDelta]);
         const before = compiledPrograms();
         const start = performance.now();
@@ -265,8 +304,10 @@ describe('webgl benchmark', () => {
       }
       page.workloads.push(result);
       const o = result.ours!;
-      console.log(`done ${w.name}: ours ${o.timing.median.toFixed(0)} ms (${total(o.programs)} programs compiled; batch ${
-          otherBatch}: ${total(result.secondBatch!.programs)} more)${result.builtIn ? `, built-in ${result.builtIn.timing.median.toFixed(0)} ms` : ''}`);
+      console.log(`done ${w.name}: ours ${o.timing.median.toFixed(2)} ms ×${o.callsPerRun} (${total(o.programs)} programs compiled${
+          result.secondBatch ? `; batch ${otherBatch}: ${total(result.secondBatch.programs)} more` : ''})${
+          result.builtIn ? `, built-in ${result.builtIn.timing.median.toFixed(2)} ms ×${result.builtIn.callsPerRun}` : ''}${
+          result.variant ? `, variant ${result.variant.timing.median.toFixed(2)} ms ×${result.variant.callsPerRun} (diff ${result.variant.difference!.toExponential(1)})` : ''}`);
       if (result.builtIn) expect(result.builtIn.difference!).toBeLessThan(1e-3);
     }
     console.log(`BENCH_RESULT ${JSON.stringify(page)}`);

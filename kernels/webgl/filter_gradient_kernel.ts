@@ -10,12 +10,13 @@ import type {ArrangeTargetsProgram} from './arrange_targets';
 import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
 import type {PackedTexture} from './packed_reads';
 import {planReduction} from './reduction_plan';
+import {arrangeThinTapsProgram, planThinTaps, thinTapsProgram} from './thin_taps';
 import {arrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
 import {arrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
 
 /**
  * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems (dense:
- * wide_tiles.ts; depthwise: wide_taps.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET',
+ * wide_tiles.ts; depthwise: wide_taps.ts; one src channel: thin_taps.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET',
  * false)` runs the single-target programs there instead. Defaults to true.
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
@@ -38,7 +39,10 @@ interface MultiTargetPass {
   arrange(): ArrangeTargetsProgram;
 }
 
-/** Wide tiles for dense channels-last problems, wide taps for depthwise ones; null for others. */
+/**
+ * Wide tiles for dense channels-last problems, wide taps for depthwise ones, thin taps for
+ * those with one src channel; null for others.
+ */
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number):
     MultiTargetPass | null {
   const tiles = planWideTiles(geometry, maxTargets, maxTextureSize);
@@ -55,6 +59,14 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
       targetCount: Math.ceil(taps.taps / 2), targetRows: taps.targetRows, targetColumns: taps.targetColumns,
       program: textures => wideTapsProgram(geometry, taps, textures),
       arrange: () => arrangeWideTapsProgram(geometry, taps),
+    };
+  }
+  const thin = planThinTaps(geometry, maxTargets, maxTextureSize);
+  if (thin !== null) {
+    return {
+      targetCount: Math.ceil(thin.taps / 2) * thin.pairs, targetRows: thin.targetRows, targetColumns: thin.targetColumns,
+      program: textures => thinTapsProgram(geometry, thin, textures),
+      arrange: () => arrangeThinTapsProgram(geometry, thin),
     };
   }
   return null;

@@ -1,3 +1,5 @@
+import {env} from '@tensorflow/tfjs-core';
+
 import type {FilterGradientGeometry} from '../../src/geometry';
 
 /**
@@ -32,6 +34,20 @@ export interface ReductionPlan {
 }
 
 const TARGET_FRAGMENTS = 16384;
+
+/** Tuning flag: the fragments splitReduction aims at (default TARGET_FRAGMENTS). */
+export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS';
+let targetFlagRegistered = false;
+
+function targetFragments(): number {
+  if (!targetFlagRegistered) {
+    if (!Object.prototype.hasOwnProperty.call(env().getFlags(), CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS)) {
+      env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, () => TARGET_FRAGMENTS);
+    }
+    targetFlagRegistered = true;
+  }
+  return env().getNumber(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS);
+}
 const MIN_PRODUCTS = 256;
 const MAX_SPLITS = 256;
 
@@ -57,7 +73,7 @@ export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragm
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
-  const wanted = Math.ceil(TARGET_FRAGMENTS * outputsPerFragment / geometry.filterSize);
+  const wanted = Math.ceil(targetFragments() * outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS, maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};

@@ -17,7 +17,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-backend-webgl';
 
-import {convolutionBackpropFilters} from '../../kernels/index';
+import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
+import {planThinTaps} from '../../kernels/webgl/thin_taps';
+import {planWideTaps} from '../../kernels/webgl/wide_taps';
+import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import type {FuzzCliOptions} from '../fuzz/cli';
 import {describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
 import {describeHostile, HOSTILE_CATEGORIES, hostileCall, runHostile} from '../fuzz/hostile';
@@ -124,6 +127,21 @@ class FuzzBackend {
 
 const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 
+const MULTI_TARGET_PLANS = {'wide-tiles': planWideTiles, 'wide-taps': planWideTaps, 'thin-taps': planThinTaps};
+
+/** `--path P`: whether a problem takes multi-target pass P (on WebGL 2 with 8 draw buffers, as SwiftShader has). */
+function takesPath(path: string): (problem: FuzzProblem) => boolean {
+  const plan = MULTI_TARGET_PLANS[path as keyof typeof MULTI_TARGET_PLANS];
+  if (plan === undefined) throw new Error(`--path takes ${Object.keys(MULTI_TARGET_PLANS).join(', ')}, got '${path}'`);
+  return problem => {
+    if (problem.filterShape.some(size => size === 0) || problem.inputShape[0] === 0) return false;
+    const geometry = computeGeometry(problem.op, {
+      input: {shape: problem.inputShape, dtype: 'float32'}, outputDelta: {shape: problem.outputDeltaShape, dtype: 'float32'},
+    }, {...problem.attrs, filterShape: problem.filterShape});
+    return plan(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null;
+  };
+}
+
 if (cliOptions !== undefined) {
   // `npm run fuzz -- --backend webgl …`: one long run, in blocks.
   describe('webgl fuzz run', () => {
@@ -135,7 +153,8 @@ if (cliOptions !== undefined) {
       const specials = options.specials ?? settings.specials;
       console.log(`fuzz on webgl (${backend.environment}): ${options.problem !== undefined ? `problem ${options.problem}` : `${
           options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
-          options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}`);
+          options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}${
+          options.path !== undefined ? `; only those taking ${options.path}` : ''}`);
       const total: FuzzSummary = {backend: 'webgl', seed: options.seed, count: 0, passed: 0, failures: [], milliseconds: 0, mix: {}};
       const block = 50;
       const recycle = options.recycle ?? 1000;
@@ -147,6 +166,7 @@ if (cliOptions !== undefined) {
           count: Math.min(block, count - done),
           problem: options.problem, check: backend.checkOptions(), generate: backend.generateOptions(specials, options.specialRate),
           shrink: options.shrink, maxFailures: options.maxFailures - total.failures.length,
+          accept: options.path !== undefined ? takesPath(options.path) : undefined,
         });
         total.count += summary.count;
         total.passed += summary.passed;

@@ -4,7 +4,9 @@
  * halves in two rows), strides and dilations (two src texels a step), pointwise problems whose
  * splits end at odd positions, 3-D, the transposed op. Wide taps (depthwise, wide_taps.ts):
  * odd widths, padding at both ends, strides, dilations, a tap block overhanging the kernel,
- * an odd channel count, 1-D and 3-D. All also with inputs in folded textures
+ * an odd channel count, 1-D and 3-D. Thin taps (one src channel, thin_taps.ts): a 5×5 kernel,
+ * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
+ * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
  * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
  * buffers) and match the TypeScript loops, with no texture or tensor left behind.
  */
@@ -13,6 +15,7 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
+import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {
@@ -58,6 +61,22 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1, 1, 1], autoPad: 'same_lower', groups: 4, filterShape: [2, 3, 3]}},
   {name: 'depthwise transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 6],
     attrs: {strides: [2, 2], groups: 6, filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
+  {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
+    attrs: {strides: [1, 1], filterShape: [5, 5]}},
+  {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
+  {name: 'one src channel, 1→3 (odd channels), stride 2, asymmetric pads', input: [2, 11, 10, 1], outputDelta: [2, 5, 6, 3],
+    attrs: {strides: [2, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}},
+  {name: 'one src channel, dilation 2, stride 3 along the row', input: [1, 9, 17, 1], outputDelta: [1, 5, 5, 4],
+    attrs: {strides: [1, 3], dilations: [2, 2], padsBegin: [0, 1], padsEnd: [0, 0], filterShape: [3, 3]}},
+  {name: 'one src channel 2×11 (a tap block of 8 overhangs the kernel)', input: [2, 5, 20, 1], outputDelta: [2, 4, 15, 8],
+    attrs: {strides: [1, 1], padsBegin: [0, 2], padsEnd: [0, 3], filterShape: [2, 11]}},
+  {name: 'one src channel 1-D, kernel wider than the input', input: [3, 4, 1], outputDelta: [3, 4, 4],
+    attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}},
+  {name: 'one src channel 3-D', input: [1, 4, 5, 6, 1], outputDelta: [1, 4, 5, 6, 4],
+    attrs: {strides: [1, 1, 1], autoPad: 'same_lower', filterShape: [2, 3, 3]}},
+  {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
+    attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
 
 const ENVIRONMENTS = [
@@ -85,7 +104,8 @@ for (const environment of ENVIRONMENTS) {
             {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}},
             problem.attrs);
         const maxTextureSize = tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
-        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize)).not.toBeNull();
+        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize) ??
+               planThinTaps(geometry, 8, maxTextureSize)).not.toBeNull();
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
         const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];

@@ -16,6 +16,8 @@
  *   --chunk-bytes  composite backends: the CONV_BACKPROP_FILTERS_CHUNK_BYTES budget (1: a chunk per row of a sample)
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl1, webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
+ *   --path P       webgl only: run only the generated problems that take multi-target pass P
+ *                  (wide-tiles, wide-taps, thin-taps); --count still counts the generated ones
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
  * options as client args), as bench/webgl.ts does; webgpu likewise (test/browser/webgpu_fuzz.spec.ts).
@@ -39,6 +41,7 @@ export interface FuzzCliOptions {
   shrink: boolean;
   env?: string;
   recycle?: number;
+  path?: string;
   chunkBytes?: number;
 }
 
@@ -91,6 +94,7 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--chunk-bytes': options.chunkBytes = integer(flag, next(), 1); break;
       case '--no-shrink': options.shrink = false; break;
       case '--env': options.env = next(); break;
+      case '--path': options.path = next(); break;
       case '--special-rate': {
         const rate = Number(next());
         if (!(rate >= 0 && rate <= 1)) throw new Error(`--special-rate needs a number in [0, 1]`);

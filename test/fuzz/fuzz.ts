@@ -49,12 +49,16 @@ export interface FuzzRunOptions {
   cliBackend?: string;
   /** Precomputed expectations, e.g. shared by several backends of one process. */
   expected?: (problem: FuzzProblem) => ReturnType<typeof expectedOf>;
+  /** Only the problems it accepts are run and counted (e.g. those one code path takes). */
+  accept?: (problem: FuzzProblem) => boolean;
 }
 
 export function runFuzz(options: FuzzRunOptions): FuzzSummary {
   const run = startRun(options);
   for (const index of run.indices) {
-    const {problem, expected} = run.next(index);
+    const next = run.next(index);
+    if (next === undefined) continue;
+    const {problem, expected} = next;
     if (run.record(index, problem, runProblem(problem, options.check, expected))) break;
   }
   return run.finish();
@@ -67,7 +71,9 @@ export function runFuzz(options: FuzzRunOptions): FuzzSummary {
 export async function runFuzzAsync(options: FuzzRunOptions): Promise<FuzzSummary> {
   const run = startRun({...options, shrink: false});
   for (const index of run.indices) {
-    const {problem, expected} = run.next(index);
+    const next = run.next(index);
+    if (next === undefined) continue;
+    const {problem, expected} = next;
     if (run.record(index, problem, await runProblemAsync(problem, options.check, expected))) break;
   }
   return run.finish();
@@ -86,6 +92,7 @@ function startRun(options: FuzzRunOptions) {
     indices,
     next(index: number) {
       const problem = generateProblem(seedOf(index), options.generate);
+      if (options.accept !== undefined && !options.accept(problem)) return undefined;
       const key = `${problem.spec.transposed ? 'deconv' : 'conv'}${problem.spec.inputSpatial.length}d${
           problem.spec.specials.length ? '+specials' : ''}`;
       summary.mix[key] = (summary.mix[key] ?? 0) + 1;

@@ -1,0 +1,235 @@
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {ArrangeTargetsProgram} from './arrange_targets';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {ReductionPlan, splitReduction} from './reduction_plan';
+
+/**
+ * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
+ * spectrogram): a fragment sums `taps` neighbouring taps of the innermost kernel axis for
+ * `pairs` diffDst channel pairs, one render target per two taps and channel pair.
+ */
+export interface ThinTaps {
+  /** Taps per fragment (a block of the innermost kernel axis). */
+  readonly taps: number;
+  /** Blocks of `taps` along the innermost kernel axis. */
+  readonly tapBlocks: number;
+  /** Kernel rows: the kernel's depth × height. */
+  readonly kernelRows: number;
+  /** diffDst channel pairs per fragment. */
+  readonly pairs: number;
+  /** Blocks of `pairs` over the diffDst channels. */
+  readonly pairBlocks: number;
+  /** src texels a step spans (see thinTapsProgram). */
+  readonly stepTexels: number;
+  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  /** Each target's texels: [splits, pairBlocks · kernelRows · tapBlocks], the kernel block fastest along a row. */
+  readonly targetRows: number;
+  readonly targetColumns: number;
+}
+
+/**
+ * The thin taps for a problem in channels-last data with one group, one src channel and at
+ * least two diffDst channels, given how many targets a draw may write and the largest texture
+ * side tfjs allocates unfolded; null for any other problem, when a fragment would fill fewer
+ * than 2 targets, or when the targets cannot fit.
+ *
+ * The widest tap block first (a step's src texels serve every tap: its reads grow with the
+ * stride, not with the taps), up to 8 taps (wide_taps.ts: SwiftShader lost its context on 16),
+ * then as many channel pairs as the remaining targets hold, up to MAX_TAP_PAIRS taps × pairs:
+ * 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8 kernel.
+ */
+/**
+ * At most this many (tap, channel pair) products a position: the shader's step holds 4 times
+ * that many multiply-adds, three times over (the loops at the ends of a row and in between);
+ * SwiftShader did not finish compiling the 8 taps × 2 pairs shader (selects in its tested loops,
+ * since replaced by ifs) within 10 minutes.
+ */
+const MAX_TAP_PAIRS = 12;
+
+export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): ThinTaps | null {
+  if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || geometry.src.channelsPerGroup !== 1 ||
+      geometry.diffDst.channelsPerGroup < 2) {
+    return null;
+  }
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const targetLimit = Math.min(8, maxTargets);
+  const taps = Math.min(w.kernelSize, 2 * Math.min(4, targetLimit));
+  const tapTargets = Math.ceil(taps / 2);
+  const pairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
+  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(MAX_TAP_PAIRS / taps))));
+  if (tapTargets * pairs < 2) return null;
+  const tapBlocks = Math.ceil(w.kernelSize / taps);
+  const kernelRows = d.kernelSize * h.kernelSize;
+  // As in planWideTaps: past two texels a tap the taps share no texels.
+  const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
+  if (stepTexels > 2 * taps + 2) return null;
+  const pairBlocks = Math.ceil(pairsInGroup / pairs);
+  const targetColumns = pairBlocks * kernelRows * tapBlocks;
+  if (targetColumns > maxTextureSize) return null;
+  const plan = splitReduction(geometry, 2 * taps * pairs, maxTextureSize);
+  return {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetRows: plan.splits, targetColumns};
+}
+
+/**
+ * Pass 1 of the webgl filter gradient for channels-last problems with one src channel (one
+ * group) on WebGL 2, as a multi-target program (see multi_target.ts): a fragment sums, for one
+ * kernel row (depth, height), a block of `taps` neighbouring taps along the innermost axis and
+ * a block of `pairs` diffDst channel pairs, over one split of the diffDst rows, reading packed
+ * 2-D views [positions, channels] directly. Target q · pairs + j holds taps 2q and 2q + 1 of
+ * pair j as (tap 2q: channel 2j, 2j + 1; tap 2q + 1: channel 2j, 2j + 1).
+ *
+ * The 2×2 channel tiles of the dense programs would use one lane in two here (the src view has
+ * one channel; its texel holds two positions of it), and depthwise wide taps pair one src with
+ * one diffDst channel; here a step over two positions reads `pairs` diffDst texels and the src
+ * texels under every tap's two positions — `stride` new ones a step, the rest carried over —
+ * for 4 · taps · pairs multiply-adds (40 for a 5×5 kernel: 3 reads where the single-target
+ * taps program reads 2 per 4). Where a tap or a position falls outside (the ends of a row)
+ * its products are skipped by an if, not multiplied by 0 (0 · Infinity is NaN); in between,
+ * nothing is tested.
+ * Channel pairs past the last channel (a ragged last block) read neighbouring texels into lanes
+ * the arrangement never reads.
+ *
+ * Cache key: the shader text, which bakes in the block of taps and of channel pairs, the stride
+ * and the dilation along the innermost axis (they decide which texel half each value comes
+ * from) and whether each input's texture is folded; sizes, the other strides, pads and
+ * dilations, the split and the textures' sizes are uniforms.
+ */
+export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps,
+                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+  const {taps, pairs, plan} = thin;
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  const stride = w.stride;
+  const dilation = w.dilation;
+  const ints: Uniform[] = [
+    ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
+    ...geometryUniforms(geometry),
+    ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, thin.tapBlocks, thin.kernelRows]],
+  ];
+  const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);
+  const pairIndices = Array.from({length: pairs}, (_, j) => j);
+  const targets = tapTargets.flatMap(q => pairIndices.map(j => ({q, j, index: q * pairs + j})));
+  // src positions of the step relative to tap 0's first: tap t reads t·dilation (first
+  // position) and t·dilation + stride (second). Texel m starts `odd` positions before tap 0's.
+  const offsets = (t: number) => [t * dilation, t * dilation + stride];
+  const texelCount = thin.stepTexels;
+  const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
+  const value = (p: number) => `x${p}`;
+  // The src view has one channel: a texel holds it at .x (first position) and .z (second).
+  const lane = (p: number) => `t${p >> 1}.${p % 2 === 1 ? 'z' : 'x'}`;
+  const values = [...used].sort((a, b) => a - b).map(p => `
+            float ${value(p)} = odd ? ${lane(p + 1)} : ${lane(p)};`).join('');
+  // Target (q, j): taps 2q and 2q + 1 of pair j over the step's two positions; a target holding
+  // one tap (the last of an odd block) adds to its first half only.
+  const accumulate = (q: number, j: number, product: (tap: number, position: 0 | 1, j: number) => string) => {
+    const both = (t: number) => `${product(t, 0, j)} + ${product(t, 1, j)}`;
+    return 2 * q + 1 < taps ? `sum${q}_${j} += vec4(${both(2 * q)}, ${both(2 * q + 1)});` : `sum${q}_${j}.xy += ${both(2 * q)};`;
+  };
+  const product = (t: number, position: 0 | 1, j: number) => `${value(offsets(t)[position])} * y${j}.${position === 0 ? 'xy' : 'zw'}`;
+  // Outside the middle range each tap and position is tested, by an if around its products
+  // (selects on bools there made SwiftShader take minutes to compile the shader).
+  const testedProducts = (t: number, position: 0 | 1) => `
+            if (valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]})) {${pairIndices.map(j => `
+              sum${t >> 1}_${j}.${t % 2 === 1 ? 'zw' : 'xy'} += ${product(t, position, j)};`).join('')}
+            }`;
+  const texels = Array.from({length: texelCount}, (_, m) => m);
+  const skipped = Math.max(0, stride - texelCount);
+  const step = (tested: boolean) => `${pairIndices.map(j => `
+            vec4 y${j} = readDiffDstAt(diffDstAt${j});
+            diffDstAt${j} = diffDstNextRow(diffDstAt${j});`).join('')}${tested ? `
+            int w = pw * ${stride} + shift.z;
+            bool validA = pw >= 0;
+            bool validB = pw + 1 < diffDstSize.z;` : ''}${values}${tested ?
+      Array.from({length: taps}, (_, t) => testedProducts(t, 0) + testedProducts(t, 1)).join('') :
+      targets.map(({q, j}) => `
+            ${accumulate(q, j, product)}`).join('')}
+${Array.from({length: skipped}, () => `
+            srcAt = srcNextRow(srcAt);`).join('')}
+            ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
+            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+  const source = `${packedReadsHeader(textures)}
+      ${declareIntUniforms(ints)}
+      ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
+${INSIDE_FUNCTIONS}
+      bool insideRow(int w) {
+        return w >= 0 && w < srcSize.z;
+      }
+
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        // Rows of targets: splits; columns: (pair block, kernel block), kernel blocks fastest, so
+        // the kernel rows of a pair block run one after another and find the diffDst texels
+        // their neighbour just read still in the cache.
+        int split = fragment.y;
+        int kernelBlocks = sizes.z * sizes.w;
+        int pairBlock = fragment.x / kernelBlocks;
+        int kernelBlock = fragment.x - kernelBlocks * pairBlock;
+        int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
+        int kernelRow = kernelBlock / sizes.z;
+        ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
+        k.y = kernelRow - k.x * kernelSize.y;
+        int diffDstChannel = ${2 * pairs} * pairBlock;
+        ivec3 shift = k * dilation - padBegin;
+        ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
+        ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
+                          endInside(shift.y, stride.y, srcSize.y, diffDstSize.y));
+        // Steps (pw, pw + 1) whose positions are inside diffDst and whose real taps (the block
+        // may overhang the kernel: those lanes are never stored) are all inside src.
+        int lastTap = min(${taps}, kernelSize.z - k.z) - 1;
+        int middleFirst = firstInside(shift.z, ${stride});
+        int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);
+        ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
+${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
+          ivec3 p = ivec3(pd, ph, 0);
+          ivec3 tap = p * stride + shift;
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', '0', 'tap')} + shift.z;
+          int srcCol = ${position('src', 'Col', 'n', '0', 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
+          // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
+          // texel's second half. The src half each value comes from is the same all along.
+          int pw = isOdd(diffDstRow) ? -1 : 0;
+          bool odd = isOdd(srcRow + pw * ${stride});
+          int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
+          // Cursors at the texels read next (a step moves diffDst one texel row, src one per
+          // unit of stride; see cursorFunctions in packed_reads.ts).${pairIndices.map(j => `
+          ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')}
+          ivec2 srcAt = srcTexelOf(texelRow, srcCol);
+          ${texels.map(m => `vec4 t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`).join('\n          ')}
+          int testedEnd = min(middleFirst, diffDstSize.z);
+          for (; pw < testedEnd; pw += 2) {${step(true)}
+          }
+          for (; pw < middleEnd; pw += 2) {${step(false)}
+          }
+          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
+          }
+        }
+        ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
+      }
+`;
+  return {name: 'ThinTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/**
+ * Pass 2 after thinTapsProgram: each element's texel and lane in the targets' packed views
+ * [2 · splits, 2 · pair blocks · kernel blocks] (see ArrangeTargetsProgram).
+ */
+export function arrangeThinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps): ArrangeTargetsProgram {
+  const {taps, pairs} = thin;
+  // tiling: tap blocks, kernel rows
+  return new ArrangeTargetsProgram(geometry, Math.ceil(taps / 2) * pairs, [thin.tapBlocks, thin.kernelRows], thin.plan.splits, `
+        int tapBlock = k.z / ${taps};
+        int tap = k.z - tapBlock * ${taps};
+        int pair = diffDstChannel / 2;
+        int pairBlock = pair / ${pairs};
+        int target = (tap / 2) * ${pairs} + pair - pairBlock * ${pairs};
+        int lane = 2 * (tap - 2 * (tap / 2)) + diffDstChannel - 2 * pair;
+        int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
+        int row = 0;
+        int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);
+        int splitRows = 2;`);
+}
