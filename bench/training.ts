@@ -65,21 +65,21 @@ export const TRAINING_BACKENDS: readonly TrainingBackend[] = [
     name: 'cpu', where: 'node', run: 'always', packageName: '@tensorflow/tfjs-backend-cpu',
     models: ['mnist', 'mnist3x3', 'cifar', 'speech', 'mobilenet-lite'],
     batch: {mnist3x3: 16, cifar: 1, speech: 1, 'mobilenet-lite': 1},
-    plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 5, budgetMs: 25000, profile: 'every-step'},
+    plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 4, budgetMs: 15000, profile: 'every-step'},
     note: "tfjs's own cpu filter gradients run at a few MFLOP/s, so the larger models run at a smaller batch here " +
           'and MobileNet as its first 4 blocks, with fewer timed pairs',
   },
   {
     name: 'wasm', where: 'node', run: 'always', packageName: '@tensorflow/tfjs-backend-wasm', models: FULL_MODELS, batch: {},
-    plan: {warmUpSteps: 2, minPairs: 3, maxPairs: 7, budgetMs: 12000, profile: 'every-step'},
+    plan: {warmUpSteps: 1, minPairs: 2, maxPairs: 6, budgetMs: 6000, profile: 'every-step'},
   },
   {
     name: 'webgl', where: 'browser', run: 'always', packageName: '@tensorflow/tfjs-backend-webgl', models: FULL_MODELS, batch: {},
-    plan: {warmUpSteps: 2, minPairs: 3, maxPairs: 7, budgetMs: 15000, profile: 'extra-step'},
+    plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 5, budgetMs: 10000, profile: 'extra-step'},
   },
   {
     name: 'webgpu', where: 'browser', run: 'if-installed', packageName: '@tensorflow/tfjs-backend-webgpu', models: FULL_MODELS,
-    batch: {}, plan: {warmUpSteps: 2, minPairs: 3, maxPairs: 5, budgetMs: 15000, profile: 'extra-step'},
+    batch: {}, plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 5, budgetMs: 10000, profile: 'extra-step'},
   },
 ];
 
@@ -341,7 +341,7 @@ function report(runs: readonly BackendRun[], options: Options, seconds: number, 
       ];
     });
     out.push(markdownTable(
-        ['model', 'batch', 'timed pairs', "ms: tfjs's gradients", 'ms: drop-in', 'speed-up', "filter-gradient kernels: tfjs's",
+        ['model', 'batch', 'timed steps each', "ms: tfjs's gradients", 'ms: drop-in', 'speed-up', "filter-gradient kernels: tfjs's",
          'filter-gradient kernels: drop-in'],
         rows, [false, true, true, true, true, true, true, true]));
     out.push('');
