@@ -65,7 +65,7 @@ export const TRAINING_BACKENDS: readonly TrainingBackend[] = [
     name: 'cpu', where: 'node', run: 'always', packageName: '@tensorflow/tfjs-backend-cpu',
     models: ['mnist', 'mnist3x3', 'cifar', 'speech', 'mobilenet-lite'],
     batch: {mnist3x3: 16, cifar: 1, speech: 1, 'mobilenet-lite': 1},
-    plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 4, budgetMs: 15000, profile: 'every-step'},
+    plan: {warmUpSteps: 1, minPairs: 1, maxPairs: 4, budgetMs: 25000, profile: 'every-step'},
     note: "tfjs's own cpu filter gradients run at a few MFLOP/s, so the larger models run at a smaller batch here " +
           'and MobileNet as its first 4 blocks, with fewer timed pairs',
   },

@@ -29,7 +29,7 @@ export interface StepPlan {
   readonly warmUpSteps: number;
   readonly minPairs: number;
   readonly maxPairs: number;
-  /** Time for the timed pairs, estimated from the last warm-up steps; at least minPairs run regardless. */
+  /** Time for the timed pairs: another pair starts while the pairs so far and one more fit in it (at least minPairs run). */
   readonly budgetMs: number;
   /**
    * 'every-step': every timed step runs under tf.profile (on cpu and wasm its cost is a clock
@@ -233,12 +233,16 @@ export async function runTrainingModel(
       log(`  ${spec.id} ${config}: warm-up ${state[config].error ?? state[config].warmUpMs.map(ms => `${ms.toFixed(0)} ms`).join(', ')}`);
     }
     const running = GRADIENT_CONFIGS.filter(c => state[c].error === null);
-    const estimate = running.reduce((sum, c) => sum + state[c].warmUpMs[state[c].warmUpMs.length - 1], 0);
-    pairs = running.length === 0 ? 0 : Math.max(plan.minPairs, Math.min(plan.maxPairs, Math.floor(plan.budgetMs / Math.max(estimate, 1))));
-    for (let pair = 0; pair < pairs; pair++) {
+    const pairsStart = performance.now();
+    let lastPairMs = 0;
+    while (running.length > 0 && pairs < plan.maxPairs &&
+           (pairs < plan.minPairs || performance.now() - pairsStart + lastPairMs <= plan.budgetMs)) {
       // ABBA order: drift in the machine's load hits both configurations alike.
-      const order = pair % 2 === 0 ? running : [...running].reverse();
+      const order = pairs % 2 === 0 ? running : [...running].reverse();
+      const pairStart = performance.now();
       for (const config of order) state[config].stepMs.push(await timedStep(config, plan.profile === 'every-step'));
+      lastPairMs = performance.now() - pairStart;
+      pairs++;
     }
     if (plan.profile === 'extra-step') {
       for (const config of running) {
