@@ -1,3 +1,6 @@
+import {spawnSync} from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
@@ -66,4 +69,18 @@ describe('the API reference', () => {
     const undocumented = docs.filter(d => d.documentation.length === 0).map(d => `${d.entry}: ${d.name}`);
     expect(undocumented).withContext(`${undocumented.length} of ${docs.length} exports`).toEqual([]);
   });
+});
+
+describe('npm run docs', () => {
+  it('renders the reference with TypeDoc, warnings treated as errors', () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'typedoc-'));
+    try {
+      const typedoc = path.join(root, 'scripts/typedoc/node_modules/typedoc/bin/typedoc');
+      const run = spawnSync(process.execPath, [typedoc, '--out', out], {cwd: root, encoding: 'utf8'});
+      expect(run.status).withContext(`${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(fs.existsSync(path.join(out, 'index.html'))).toBe(true);
+    } finally {
+      fs.rmSync(out, {recursive: true, force: true});
+    }
+  }, 120000);
 });
