@@ -42,9 +42,9 @@ export interface ThinTaps {
  */
 /**
  * At most this many (tap, channel pair) products a position: the shader's step holds 4 times
- * that many multiply-adds, three times over (the loops at the ends of a row and in between);
- * SwiftShader did not finish compiling the 8 taps × 2 pairs shader (selects in its tested loops,
- * since replaced by ifs) within 10 minutes.
+ * that many multiply-adds, three times over (the loops at the ends of a row and in between), so
+ * this bounds the shader's size and with it SwiftShader's compile time, which grows steeply with
+ * the step.
  */
 const MAX_TAP_PAIRS = 12;
 
