@@ -24,6 +24,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
 import {barChartSvg, COLORS, markdownTable, ms, ratio} from './report';
 import {buildTrainingModel, modelConvolutions, TRAINING_MODELS, TrainingModel} from './training_models';
@@ -214,16 +215,6 @@ async function runNodeBackend(backend: TrainingBackend, options: Options): Promi
   return {name: backend.name, unavailable: null, environment, models: results};
 }
 
-interface KarmaServer {
-  start(): Promise<void>;
-  on(event: 'browser_log', listener: (browser: unknown, log: string, type: string) => void): void;
-}
-
-interface KarmaApi {
-  config: {parseConfig(file: string, overrides: object, options: object): Promise<object>};
-  Server: new (config: object, done: (exitCode: number) => void) => KarmaServer;
-}
-
 /** Runs the browser backends in headless Chromium (karma, as bench:webgl) and returns the page's results. */
 async function runBrowserBackends(backends: readonly TrainingBackend[], options: Options): Promise<TrainingPageResult> {
   const root = path.resolve(__dirname, '..');
@@ -231,50 +222,12 @@ async function runBrowserBackends(backends: readonly TrainingBackend[], options:
   const webgpu = path.join(root, 'bench', 'training_webgpu.ts');
   const withWebgpu = backends.some(b => b.name === 'webgpu');
   const files = [...(withWebgpu ? [webgpu] : []), page];
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const karma = require('karma') as KarmaApi;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const base = require(path.join(root, 'karma.conf.js')) as (config: {set(c: object): void}) => void;
-  let launcherFlags: string[] = [];
-  base({set: (c: {customLaunchers?: {ChromiumHeadlessCI?: {flags?: string[]}}}) => {
-    launcherFlags = c.customLaunchers?.ChromiumHeadlessCI?.flags ?? [];
-  }});
   const input: TrainingPageInput = {
     backends: backends.map(b => ({name: b.name, models: modelsOf(b, options).map(m => m.id), batch: b.batch, plan: effectivePlan(b, options)})),
   };
-  const config = await karma.config.parseConfig(
-      path.join(root, 'karma.conf.js'), {
-        files: files.map(pattern => ({pattern, watched: false})),
-        preprocessors: Object.fromEntries(files.map(f => [f, ['esbuild']])),
-        reporters: ['dots'],
-        customLaunchers: {
-          ChromiumHeadlessCI: {
-            base: 'ChromeHeadless',
-            // WebGPU on SwiftShader's Vulkan (DESIGN.md §6), only when the run includes it.
-            flags: [...launcherFlags, ...(withWebgpu ? ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'] : [])],
-          },
-        },
-        client: {args: [JSON.stringify(input)], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},
-        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: false},
-      },
-      {promiseConfig: true, throwErrors: true});
-  return new Promise((resolve, reject) => {
-    let result: TrainingPageResult | null = null;
-    const server = new karma.Server(config, exitCode => {
-      if (result === null) reject(new Error(`the page sent no results (karma exit code ${exitCode})`));
-      else resolve(result);
-    });
-    server.on('browser_log', (_browser, log) => {
-      const text = String(log);
-      const at = text.indexOf('TRAINING_RESULT ');
-      if (at >= 0) {
-        result = JSON.parse(text.slice(text.indexOf('{', at), text.lastIndexOf('}') + 1)) as TrainingPageResult;
-      } else {
-        process.stderr.write(`${text.replace(/^'|'$/g, '')}\n`);
-      }
-    });
-    server.start().catch(reject);
-  });
+  const {result, exitCode} = await runKarmaPage<TrainingPageResult>(files, input, 'TRAINING_RESULT');
+  if (result === null) throw new Error(`the page sent no results (karma exit code ${exitCode})`);
+  return result;
 }
 
 const CONFIG_LABEL = {tfjs: "tfjs's gradients", dropIn: 'drop-in gradients'} as const;

@@ -22,6 +22,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
 import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, Timing} from './report';
 import {describeProblem, findProblem, loadWorkloadFile, Problem, toOpArguments} from './workloads';
@@ -173,16 +174,6 @@ function parseOptions(argv: readonly string[]): Options {
     }
   }
   return options;
-}
-
-interface KarmaServer {
-  start(): Promise<void>;
-  on(event: 'browser_log', listener: (browser: unknown, log: string, type: string) => void): void;
-}
-
-interface KarmaApi {
-  config: {parseConfig(file: string, overrides: object, options: object): Promise<object>};
-  Server: new (config: object, done: (exitCode: number) => void) => KarmaServer;
 }
 
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
@@ -456,54 +447,30 @@ async function main() {
   if (workloads.length === 0) throw new Error(`--only ${options.only}: no workload matches in set '${options.set}'`);
   const root = path.resolve(__dirname, '..');
   const page = path.join(root, 'bench', 'webgl_page.ts');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const karma = require('karma') as KarmaApi;
   const input: WebglPageInput = {workloads, runs: options.runs, inputs: options.inputs, amortized: {runMs: AMORTIZED_RUN_MS, maxCalls: MAX_CALLS_PER_RUN}, variant: options.variant};
-  const config = await karma.config.parseConfig(
-      path.join(root, 'karma.conf.js'), {
-        files: [{pattern: page, watched: false}],
-        preprocessors: {[page]: ['esbuild']},
-        reporters: ['dots'],
-        client: {args: [JSON.stringify(input)], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},
-        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: false},
-      },
-      {promiseConfig: true, throwErrors: true});
-  let result: WebglPageResult | null = null;
-  const server = new karma.Server(config, exitCode => {
-    if (result === null) {
-      console.error('the page sent no results');
-      process.exit(exitCode || 1);
+  const {result, exitCode} = await runKarmaPage<WebglPageResult>([page], input, 'BENCH_RESULT');
+  if (result === null) {
+    console.error('the page sent no results');
+    process.exit(exitCode || 1);
+  }
+  const seconds = (performance.now() - start) / 1000;
+  const pageResult = result;
+  const sets: Array<[string, WebglWorkload[], typeof report]> = [['webgl', big, report], ['webgl-training', training, trainingReport]];
+  for (const [file, members, write] of sets) {
+    if (members.length === 0) continue;
+    const names = new Set(members.map(w => w.name));
+    const part = {...pageResult, workloads: pageResult.workloads.filter(r => names.has(r.name))};
+    const {markdown, svg} = write(members, part, seconds);
+    console.log(`\n${markdown}`);
+    if (options.out !== null) {
+      fs.mkdirSync(options.out, {recursive: true});
+      fs.writeFileSync(path.join(options.out, `${file}.md`), markdown);
+      fs.writeFileSync(path.join(options.out, `${file}.svg`), svg);
+      fs.writeFileSync(path.join(options.out, `${file}.json`), `${JSON.stringify(part, null, 1)}\n`);
+      console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, `${file}.md`))}, ${file}.svg, ${file}.json`);
     }
-    const seconds = (performance.now() - start) / 1000;
-    const pageResult = result as WebglPageResult;
-    const sets: Array<[string, WebglWorkload[], typeof report]> = [['webgl', big, report], ['webgl-training', training, trainingReport]];
-    for (const [file, members, write] of sets) {
-      if (members.length === 0) continue;
-      const names = new Set(members.map(w => w.name));
-      const part = {...pageResult, workloads: pageResult.workloads.filter(r => names.has(r.name))};
-      const {markdown, svg} = write(members, part, seconds);
-      console.log(`\n${markdown}`);
-      if (options.out !== null) {
-        fs.mkdirSync(options.out, {recursive: true});
-        fs.writeFileSync(path.join(options.out, `${file}.md`), markdown);
-        fs.writeFileSync(path.join(options.out, `${file}.svg`), svg);
-        fs.writeFileSync(path.join(options.out, `${file}.json`), `${JSON.stringify(part, null, 1)}\n`);
-        console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, `${file}.md`))}, ${file}.svg, ${file}.json`);
-      }
-    }
-    process.exit(exitCode);
-  });
-  server.on('browser_log', (_browser, log) => {
-    const text = String(log);
-    const at = text.indexOf('BENCH_RESULT ');
-    if (at >= 0) {
-      const json = text.slice(text.indexOf('{', at), text.lastIndexOf('}') + 1);
-      result = JSON.parse(json) as WebglPageResult;
-    } else {
-      process.stderr.write(`${text.replace(/^'|'$/g, '')}\n`);
-    }
-  });
-  await server.start();
+  }
+  process.exit(exitCode);
 }
 
 main().catch(error => {

@@ -15,6 +15,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {runKarmaPage} from './karma_page';
 import {gflops, markdownTable, rate, ratio, summarize, Timing} from './report';
 import {sourceState} from './source_state';
 import type {BuiltIn} from './webgl';
@@ -91,15 +92,6 @@ function workloadsOf(only: RegExp | null): WebgpuWorkload[] {
   });
 }
 
-interface KarmaServer {
-  start(): Promise<void>;
-  on(event: 'browser_log', listener: (browser: unknown, log: string, type: string) => void): void;
-}
-interface KarmaApi {
-  config: {parseConfig(file: string, overrides: object, options: object): Promise<object>};
-  Server: new (config: object, done: (exitCode: number) => void) => KarmaServer;
-}
-
 function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, runs: number, builtInRuns: number, seconds: number): string {
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: webgpu\n');
@@ -160,41 +152,21 @@ async function main() {
   const builtInRuns = Math.min(runs, 2);
   const root = path.resolve(__dirname, '..');
   const page = path.join(root, 'bench', 'webgpu_page.ts');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const karma = require('karma') as KarmaApi;
   const input: WebgpuPageInput = {workloads, runs, builtInRuns};
-  const config = await karma.config.parseConfig(
-      path.join(root, 'karma.conf.js'), {
-        files: [{pattern: page, watched: false}],
-        preprocessors: {[page]: ['esbuild']},
-        reporters: ['dots'],
-        client: {args: [JSON.stringify(input)], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},
-        browserConsoleLogOptions: {level: 'log', format: '%m', terminal: false},
-      },
-      {promiseConfig: true, throwErrors: true});
-  let result: WebgpuPageResult | null = null;
-  const server = new karma.Server(config, exitCode => {
-    if (result === null) {
-      console.error('the page sent no results');
-      process.exit(exitCode || 1);
-    }
-    const markdown = report(workloads, result, runs, builtInRuns, (performance.now() - start) / 1000);
-    console.log(`\n${markdown}`);
-    if (out !== null) {
-      fs.mkdirSync(out, {recursive: true});
-      fs.writeFileSync(path.join(out, 'webgpu.md'), markdown);
-      fs.writeFileSync(path.join(out, 'webgpu.json'), `${JSON.stringify(result, null, 1)}\n`);
-      console.error(`wrote ${path.relative(process.cwd(), path.join(out, 'webgpu.md'))}, webgpu.json`);
-    }
-    process.exit(exitCode);
-  });
-  server.on('browser_log', (_browser, log) => {
-    const text = String(log);
-    const at = text.indexOf('BENCH_RESULT ');
-    if (at >= 0) result = JSON.parse(text.slice(text.indexOf('{', at), text.lastIndexOf('}') + 1)) as WebgpuPageResult;
-    else process.stderr.write(`${text.replace(/^'|'$/g, '')}\n`);
-  });
-  await server.start();
+  const {result, exitCode} = await runKarmaPage<WebgpuPageResult>([page], input, 'BENCH_RESULT');
+  if (result === null) {
+    console.error('the page sent no results');
+    process.exit(exitCode || 1);
+  }
+  const markdown = report(workloads, result, runs, builtInRuns, (performance.now() - start) / 1000);
+  console.log(`\n${markdown}`);
+  if (out !== null) {
+    fs.mkdirSync(out, {recursive: true});
+    fs.writeFileSync(path.join(out, 'webgpu.md'), markdown);
+    fs.writeFileSync(path.join(out, 'webgpu.json'), `${JSON.stringify(result, null, 1)}\n`);
+    console.error(`wrote ${path.relative(process.cwd(), path.join(out, 'webgpu.md'))}, webgpu.json`);
+  }
+  process.exit(exitCode);
 }
 
 if (require.main === module) {
