@@ -105,7 +105,7 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
   const dilation = w.dilation;
   const ints: Uniform[] = [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ...geometryUniforms(geometry),
+    ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
     ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, thin.tapBlocks, thin.kernelRows]],
   ];
   const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);

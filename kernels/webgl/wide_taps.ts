@@ -90,7 +90,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
   const dilation = w.dilation;
   const ints: Uniform[] = [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ...geometryUniforms(geometry),
+    ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
     ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, wide.tapBlocks, wide.kernelRows]],
   ];
   const targetCount = Math.ceil(taps / 2);
