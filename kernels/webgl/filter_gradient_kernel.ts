@@ -43,9 +43,9 @@ interface MultiTargetPass {
  * Wide tiles for dense channels-last problems, wide taps for depthwise ones, thin taps for
  * those with one src channel; null for others.
  */
-function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number):
-    MultiTargetPass | null {
-  const tiles = planWideTiles(geometry, maxTargets, maxTextureSize);
+function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                             paddedBlocks: boolean): MultiTargetPass | null {
+  const tiles = planWideTiles(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (tiles !== null) {
     return {
       targetCount: tiles.srcPairs * tiles.diffDstPairs, targetRows: tiles.targetRows, targetColumns: tiles.targetColumns,
@@ -75,24 +75,32 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
 /**
  * The multi-target passes (WebGL 2) and their arrangement into the filter layout; null when
  * the problem has none, an input's texture cannot be read directly, or the targets would need
- * folded textures (the single-target programs then run).
+ * folded textures (the single-target programs then run). A packed input whose texture holds
+ * blocks of an odd number of positions (W odd) is read in place through padded row strides (see
+ * oddBlockRows), where matrixView would unpack and re-pack it on every call.
  */
 function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientGeometry, inputs: NamedTensorInfoMap):
     TensorInfo | null {
-  const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'));
+  const srcInput = inputs[geometry.src.name]!;
+  const diffDstInput = inputs[geometry.diffDst.name]!;
+  const blockRows = {src: oddBlockRows(webgl, srcInput), diffDst: oddBlockRows(webgl, diffDstInput)};
+  const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'),
+                                   blockRows.src > 0 || blockRows.diffDst > 0);
   if (pass === null) return null;
   // Targets first: when they cannot be made, no input has been converted for nothing.
   const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);
   if (targets === null) return null;
-  const src = matrixView(webgl, inputs[geometry.src.name]!, true);
-  const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, true);
+  const src = blockRows.src > 0 ? {view: paddedBlocksView(srcInput, blockRows.src)} : matrixView(webgl, srcInput, true);
+  const diffDst = blockRows.diffDst > 0 ? {view: paddedBlocksView(diffDstInput, blockRows.diffDst)} :
+                                          matrixView(webgl, diffDstInput, true);
   try {
-    const srcLayout = textureLayout(webgl, src.view, true);
-    const diffDstLayout = textureLayout(webgl, diffDst.view, true);
+    const srcLayout = textureLayout(webgl, src.view, true, blockRows.src);
+    const diffDstLayout = textureLayout(webgl, diffDst.view, true, blockRows.diffDst);
     if (srcLayout === null || diffDstLayout === null) return null;
-    const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded') =>
-        ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded'});
-    const program = pass.program({src: texture(src.view, srcLayout), diffDst: texture(diffDst.view, diffDstLayout)});
+    const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded', rows: number): PackedTexture =>
+        ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded', blockRows: rows});
+    const program = pass.program({src: texture(src.view, srcLayout, blockRows.src),
+                                  diffDst: texture(diffDst.view, diffDstLayout, blockRows.diffDst)});
     runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
     const arrange = pass.arrange();
     return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
@@ -101,6 +109,36 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
       if (temporary !== undefined) webgl.disposeIntermediateTensorInfo(temporary);
     }
   }
+}
+
+/**
+ * The rows per block of a channels-last tensor's packed texture when that number is odd and
+ * the multi-target programs can read the texture in place (see PackedTexture.blockRows): tfjs
+ * packed it for a shape with the tensor's channels last and an odd second-last size, whose
+ * blocks are whole runs of the tensor's positions along its inner spatial axes (W, H·W, …);
+ * 0 otherwise (even blocks, unpacked, not on the GPU, or blocks that cut across rows: those
+ * take matrixView's conversions).
+ */
+function oddBlockRows(backend: MathBackendWebGL, tensor: TensorInfo): number {
+  const data = backend.texData.get(tensor.dataId);
+  const packedShape = data.shape;
+  if (data.texture == null || data.isPacked !== true || packedShape.length < 3) return 0;
+  const columns = tensor.shape[tensor.shape.length - 1];
+  const blockRows = packedShape[packedShape.length - 2];
+  if (packedShape[packedShape.length - 1] !== columns || blockRows % 2 === 0) return 0;
+  let positions = 1;
+  for (let axis = tensor.shape.length - 2; axis >= 0; axis--) {
+    positions *= tensor.shape[axis];
+    if (positions === blockRows) return blockRows;
+  }
+  return 0;
+}
+
+/** The padded 2-D view [blocks · (blockRows + 1), columns] of a tensor packed in blocks of an odd number of rows. */
+function paddedBlocksView(tensor: TensorInfo, blockRows: number): TensorInfo {
+  const columns = tensor.shape[tensor.shape.length - 1];
+  const rows = tensor.shape.reduce((a, b) => a * b, 1) / columns;
+  return {dataId: tensor.dataId, shape: [rows / blockRows * (blockRows + 1), columns], dtype: tensor.dtype};
 }
 
 /**
@@ -159,7 +197,8 @@ function packsLikeView(shape: readonly number[], [rows, columns]: readonly numbe
  * of rows per block, else tfjs re-packs it inside runWebGLProgram and the program keeps tfjs's
  * samplers. Unpacked folded textures are not read directly.
  */
-function textureLayout(backend: MathBackendWebGL, view: TensorInfo, packed: boolean): 'rowMajor' | 'folded' | null {
+function textureLayout(backend: MathBackendWebGL, view: TensorInfo, packed: boolean, blockRows = 0):
+    'rowMajor' | 'folded' | null {
   const [rows, columns] = view.shape;
   const data = backend.texData.get(view.dataId);
   if (!packed) {
@@ -172,7 +211,8 @@ function textureLayout(backend: MathBackendWebGL, view: TensorInfo, packed: bool
     data.shape = view.shape;
     backend.uploadToGPU(view.dataId);
   }
-  if (data.isPacked !== true || data.texture == null || !packsLikeView(data.shape, view.shape)) return null;
+  if (data.isPacked !== true || data.texture == null) return null;
+  if (blockRows === 0 && !packsLikeView(data.shape, view.shape)) return null;
   return data.texShape?.[0] === rows + rows % 2 && data.texShape?.[1] === columns + columns % 2 ? 'rowMajor' : 'folded';
 }
 

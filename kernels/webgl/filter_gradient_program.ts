@@ -38,11 +38,14 @@ export function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): Filte
  */
 export function tensorUniforms(
     name: string, tensor: FilterGradientGeometry['src'], spatialStrides: number[],
-    dataFormat: FilterGradientGeometry['dataFormat']): Array<[string, UniformType, number[]]> {
+    dataFormat: FilterGradientGeometry['dataFormat'], blockRows = 0): Array<[string, UniformType, number[]]> {
   const columns = tensor.shape[tensor.shape.length - 1];
   const elementStrides = [tensor.batchStride, tensor.channelStride, ...spatialStrides];
   const lastAxis = dataFormat === 'NXC' ? 1 : 4;
-  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 : stride / columns);
+  // Blocks of an odd number of rows, each padded to an even one (see PackedTexture.blockRows):
+  // the axes that step whole blocks step padded ones.
+  const padded = (rows: number) => blockRows % 2 === 1 && rows >= blockRows ? rows / blockRows * (blockRows + 1) : rows;
+  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 : padded(stride / columns));
   const columnStrides = elementStrides.map((_, axis) => axis === lastAxis ? 1 : 0);
   return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
 }
@@ -52,9 +55,11 @@ export type Uniform = [name: string, type: UniformType, values: number[]];
 /**
  * The geometry as the uniforms every pass-1 program reads: src and diffDst sizes, strides,
  * dilations and leading pads (ivec3, d/h/w), and both tensors' row and column strides (see
- * tensorUniforms). The kernel size is left to the caller (one program reads filter strides instead).
+ * tensorUniforms), rows counted in padded blocks where `blockRows` gives a tensor's odd block size
+ * (see PackedTexture.blockRows). The kernel size is left to the caller (one program reads filter
+ * strides instead).
  */
-export function geometryUniforms(geometry: FilterGradientGeometry): Uniform[] {
+export function geometryUniforms(geometry: FilterGradientGeometry, blockRows = {src: 0, diffDst: 0}): Uniform[] {
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
   return [
@@ -63,8 +68,8 @@ export function geometryUniforms(geometry: FilterGradientGeometry): Uniform[] {
     ['stride', 'ivec3', each(axis => axis.stride)],
     ['dilation', 'ivec3', each(axis => axis.dilation)],
     ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat),
-    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat),
+    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat, blockRows.src),
+    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat, blockRows.diffDst),
   ];
 }
 

@@ -11,6 +11,14 @@ export interface PackedTexture {
   readonly columns: number;
   /** Texels in order but wrapped at the texture's width (see textureLayout in filter_gradient_kernel.ts). */
   readonly folded: boolean;
+  /**
+   * 0 when the view's rows are the tensor's positions in order. Odd: tfjs packed the texture
+   * for blocks of this many positions (e.g. [N, H, W, C] with W odd), each block's last texel
+   * row half empty; the programs read it in place as a view whose blocks are padded to
+   * blockRows + 1 rows (the row strides of the axes that step whole blocks say so), never
+   * using a value from a pad row.
+   */
+  readonly blockRows: number;
 }
 
 /**

@@ -12,6 +12,13 @@ import type {FilterGradientGeometry} from '../../src/geometry';
  * the GPU idle. Splitting until there are about TARGET_FRAGMENTS fragments, but never below
  * MIN_PRODUCTS multiply-adds per fragment, keeps every unit busy without drowning short
  * reductions in a second pass.
+ *
+ * The second pass reads every filter element once per split, while pass 1 reads each position
+ * about once per fragment, and a fragment writes many elements (32 for wide tiles): with many
+ * elements and few positions (1×1 layers on 4×4–16×16 images, 3×3 on 3×3 outputs) pass 2 would
+ * read more than pass 1. So a split also sums at least MIN_SPLIT_POSITIONS_PER_OUTPUT positions
+ * per element its fragment writes, which bounds pass 2's reads to about a fraction of pass 1's
+ * whatever the shape, and leaves long reductions (whose splits are long already) as they were.
  */
 export interface ReductionPlan {
   /**
@@ -34,19 +41,25 @@ export interface ReductionPlan {
 }
 
 const TARGET_FRAGMENTS = 16384;
+const MIN_SPLIT_POSITIONS_PER_OUTPUT = 4;
 
 /** Tuning flag: the fragments splitReduction aims at (default TARGET_FRAGMENTS). */
 export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS';
-let targetFlagRegistered = false;
+/**
+ * Tuning flag: a split sums at least this many batch × diffDst positions per filter element a
+ * fragment writes (default MIN_SPLIT_POSITIONS_PER_OUTPUT; 0 leaves only MIN_PRODUCTS).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT';
 
-function targetFragments(): number {
-  if (!targetFlagRegistered) {
-    if (!Object.prototype.hasOwnProperty.call(env().getFlags(), CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS)) {
-      env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, () => TARGET_FRAGMENTS);
-    }
-    targetFlagRegistered = true;
+const registeredFlags = new Set<string>();
+
+/** A numeric tuning flag's value, registering it with its default on first use (a value already set is kept). */
+function tuningFlag(name: string, fallback: number): number {
+  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name) && !registeredFlags.has(name)) {
+    env().registerFlag(name, () => fallback);
   }
-  return env().getNumber(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS);
+  registeredFlags.add(name);
+  return env().getNumber(name);
 }
 const MIN_PRODUCTS = 256;
 const MAX_SPLITS = 256;
@@ -72,8 +85,11 @@ export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragm
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
-  const minRowsPerSplit = Math.ceil(MIN_PRODUCTS / outputsPerFragment / rowLength);
-  const wanted = Math.ceil(targetFragments() * outputsPerFragment / geometry.filterSize);
+  const minPositions = Math.max(MIN_PRODUCTS / outputsPerFragment, outputsPerFragment *
+      tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, MIN_SPLIT_POSITIONS_PER_OUTPUT));
+  const minRowsPerSplit = Math.ceil(minPositions / rowLength);
+  const wanted = Math.ceil(tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, TARGET_FRAGMENTS) *
+                           outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS, maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};

@@ -1,9 +1,9 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {ArrangeTargetsProgram} from './arrange_targets';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms} from './tap_rows';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
@@ -98,29 +98,18 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  */
 export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps, pairs, plan} = thin;
-  const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  const {taps, pairs} = thin;
+  const w = spatialAxesAs3d(geometry.axes)[2];
   const stride = w.stride;
   const dilation = w.dilation;
-  const ints: Uniform[] = [
-    ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ...geometryUniforms(geometry),
-    ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, thin.tapBlocks, thin.kernelRows]],
-  ];
+  const ints = tapRowsUniforms(geometry, textures, thin);
   const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);
   const pairIndices = Array.from({length: pairs}, (_, j) => j);
   const targets = tapTargets.flatMap(q => pairIndices.map(j => ({q, j, index: q * pairs + j})));
-  // src positions of the step relative to tap 0's first: tap t reads t·dilation (first
-  // position) and t·dilation + stride (second). Texel m starts `odd` positions before tap 0's.
-  const offsets = (t: number) => [t * dilation, t * dilation + stride];
   const texelCount = thin.stepTexels;
-  const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
   const value = (p: number) => `x${p}`;
   // The src view has one channel: a texel holds it at .x (first position) and .z (second).
-  const lane = (p: number) => `t${p >> 1}.${p % 2 === 1 ? 'z' : 'x'}`;
-  const values = [...used].sort((a, b) => a - b).map(p => `
-            float ${value(p)} = odd ? ${lane(p + 1)} : ${lane(p)};`).join('');
+  const {offsets, values} = stepValues(taps, stride, dilation, 'float', p => `t${p >> 1}.${p % 2 === 1 ? 'z' : 'x'}`);
   // Target (q, j): taps 2q and 2q + 1 of pair j over the step's two positions; a target holding
   // one tap (the last of an odd block) adds to its first half only.
   const accumulate = (q: number, j: number, product: (tap: number, position: 0 | 1, j: number) => string) => {
@@ -134,8 +123,6 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
             if (valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]})) {${pairIndices.map(j => `
               sum${t >> 1}_${j}.${t % 2 === 1 ? 'zw' : 'xy'} += ${product(t, position, j)};`).join('')}
             }`;
-  const texels = Array.from({length: texelCount}, (_, m) => m);
-  const skipped = Math.max(0, stride - texelCount);
   const step = (tested: boolean) => `${pairIndices.map(j => `
             vec4 y${j} = readDiffDstAt(diffDstAt${j});
             diffDstAt${j} = diffDstNextRow(diffDstAt${j});`).join('')}${tested ? `
@@ -145,18 +132,12 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
       Array.from({length: taps}, (_, t) => testedProducts(t, 0) + testedProducts(t, 1)).join('') :
       targets.map(({q, j}) => `
             ${accumulate(q, j, product)}`).join('')}
-${Array.from({length: skipped}, () => `
-            srcAt = srcNextRow(srcAt);`).join('')}
-            ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
-            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+
+${stepAdvance(stride, texelCount)}`;
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
-${INSIDE_FUNCTIONS}
-      bool insideRow(int w) {
-        return w >= 0 && w < srcSize.z;
-      }
-
+${TAP_ROWS_FUNCTIONS}
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
         // Rows of targets: splits; columns: (pair block, kernel block), kernel blocks fastest, so
@@ -168,46 +149,11 @@ ${INSIDE_FUNCTIONS}
         int kernelBlock = fragment.x - kernelBlocks * pairBlock;
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
-        ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
-        k.y = kernelRow - k.x * kernelSize.y;
-        int diffDstChannel = ${2 * pairs} * pairBlock;
-        ivec3 shift = k * dilation - padBegin;
-        ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
-        ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
-                          endInside(shift.y, stride.y, srcSize.y, diffDstSize.y));
-        // Steps (pw, pw + 1) whose positions are inside diffDst and whose real taps (the block
-        // may overhang the kernel: those lanes are never stored) are all inside src.
-        int lastTap = min(${taps}, kernelSize.z - k.z) - 1;
-        int middleFirst = firstInside(shift.z, ${stride});
-        int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);
+        int diffDstChannel = ${2 * pairs} * pairBlock;${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
-${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
-          ivec3 p = ivec3(pd, ph, 0);
-          ivec3 tap = p * stride + shift;
-          tap.z = 0;
-          int srcRow = ${position('src', 'Row', 'n', '0', 'tap')} + shift.z;
-          int srcCol = ${position('src', 'Col', 'n', '0', 'tap')};
-          int diffDstRow = ${position('diffDst', 'Row', 'n', 'diffDstChannel', 'p')};
-          int diffDstCol = ${position('diffDst', 'Col', 'n', 'diffDstChannel', 'p')};
-          // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
-          // texel's second half. The src half each value comes from is the same all along.
-          int pw = isOdd(diffDstRow) ? -1 : 0;
-          bool odd = isOdd(srcRow + pw * ${stride});
-          int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
-          // Cursors at the texels read next (a step moves diffDst one texel row, src one per
-          // unit of stride; see cursorFunctions in packed_reads.ts).${pairIndices.map(j => `
-          ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')}
-          ivec2 srcAt = srcTexelOf(texelRow, srcCol);
-          ${texels.map(m => `vec4 t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ')}
-          int testedEnd = min(middleFirst, diffDstSize.z);
-          for (; pw < testedEnd; pw += 2) {${step(true)}
-          }
-          for (; pw < middleEnd; pw += 2) {${step(false)}
-          }
-          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
-          }
-        }
+${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step,
+                 diffDstCursors: pairIndices.map(j => `
+          ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')})}
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
       }
 `;

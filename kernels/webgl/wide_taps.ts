@@ -1,9 +1,9 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {ArrangeTargetsProgram} from './arrange_targets';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms} from './tap_rows';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -83,27 +83,17 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  */
 export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps, plan} = wide;
-  const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  const {taps} = wide;
+  const w = spatialAxesAs3d(geometry.axes)[2];
   const stride = w.stride;
   const dilation = w.dilation;
-  const ints: Uniform[] = [
-    ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ...geometryUniforms(geometry),
-    ['sizes', 'ivec4', [plan.rowsPerSplit, plan.rows, wide.tapBlocks, wide.kernelRows]],
-  ];
+  const ints = tapRowsUniforms(geometry, textures, wide);
   const targetCount = Math.ceil(taps / 2);
   const targets = Array.from({length: targetCount}, (_, q) => q);
-  // src positions of the step relative to tap 0's first: tap t reads t·dilation (first
-  // position) and t·dilation + stride (second). Texel m starts `odd` positions before tap 0's.
-  const offsets = (t: number) => [t * dilation, t * dilation + stride];
   const texelCount = wide.stepTexels;
-  const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
   const value = (p: number) => `x${p}`;
-  const half = (p: number) => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`;
-  const values = [...used].sort((a, b) => a - b).map(p => `
-            vec2 ${value(p)} = odd ? ${half(p + 1)} : ${half(p)};`).join('');
+  // A texel holds the channel pair at .xy (first position) and .zw (second).
+  const {offsets, values} = stepValues(taps, stride, dilation, 'vec2', p => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`);
   // Target q's sum of products over the step's two positions; a target holding one tap (the
   // last of an odd block) adds to its first half only.
   const accumulate = (q: number, product: (tap: number, position: 0 | 1) => string) => {
@@ -114,11 +104,6 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
   // Outside the middle range each product is tested for being inside.
   const testedProduct = (t: number, position: 0 | 1) =>
     `(valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]}) ? ${product(t, position)} : vec2(0.0))`;
-  // A step moves 2 · stride positions, `stride` texels, so the texels past the first `stride`
-  // are the next step's first ones: each step reads `stride` src texels, all along the row.
-  const texels = Array.from({length: texelCount}, (_, m) => m);
-  // Rows of texels a step skips: a stride past the texels a step spans.
-  const skipped = Math.max(0, stride - texelCount);
   const step = (tested: boolean) => `
             vec4 y = readDiffDstAt(diffDstAt);
             diffDstAt = diffDstNextRow(diffDstAt);${tested ? `
@@ -126,18 +111,12 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
             bool validA = pw >= 0;
             bool validB = pw + 1 < diffDstSize.z;` : ''}${values}${targets.map(q => `
             ${accumulate(q, tested ? testedProduct : product)}`).join('')}
-${Array.from({length: skipped}, () => `
-            srcAt = srcNextRow(srcAt);`).join('')}
-            ${texels.map(m => m + stride < texelCount ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
-            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+
+${stepAdvance(stride, texelCount)}`;
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
-${INSIDE_FUNCTIONS}
-      bool insideRow(int w) {
-        return w >= 0 && w < srcSize.z;
-      }
-
+${TAP_ROWS_FUNCTIONS}
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
         // A 2×2 block of fragments — one SwiftShader quad, run in lockstep — takes 4 consecutive
@@ -152,47 +131,10 @@ ${INSIDE_FUNCTIONS}
         int channelBlock = block.x / (sizes.z * sizes.w);
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
-        ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
-        k.y = kernelRow - k.x * kernelSize.y;
-        int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);
-        ivec3 shift = k * dilation - padBegin;
-        ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
-        ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
-                          endInside(shift.y, stride.y, srcSize.y, diffDstSize.y));
-        // Steps (pw, pw + 1) whose positions are inside diffDst and whose real taps (the block
-        // may overhang the kernel: those lanes are never stored) are all inside src.
-        int lastTap = min(${taps}, kernelSize.z - k.z) - 1;
-        int middleFirst = firstInside(shift.z, ${stride});
-        int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);
+        int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
-${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
-          ivec3 p = ivec3(pd, ph, 0);
-          ivec3 tap = p * stride + shift;
-          tap.z = 0;
-          int srcRow = ${position('src', 'Row', 'n', 'channel', 'tap')} + shift.z;
-          int srcCol = ${position('src', 'Col', 'n', 'channel', 'tap')};
-          int diffDstRow = ${position('diffDst', 'Row', 'n', 'channel', 'p')};
-          int diffDstCol = ${position('diffDst', 'Col', 'n', 'channel', 'p')};
-          // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
-          // texel's second half. The src half each value comes from is the same all along.
-          int pw = isOdd(diffDstRow) ? -1 : 0;
-          bool odd = isOdd(srcRow + pw * ${stride});
-          int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
-          // Cursors at the texels read next (a step moves diffDst one texel row, src one per
-          // unit of stride), stepped with an add and a compare where a folded texture's index
-          // would take a division per read (18% of the time at conv3_1/dw's batch 8).
-          ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);
-          ivec2 srcAt = srcTexelOf(texelRow, srcCol);
-          ${texels.map(m => `vec4 t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ')}
-          int testedEnd = min(middleFirst, diffDstSize.z);
-          for (; pw < testedEnd; pw += 2) {${step(true)}
-          }
-          for (; pw < middleEnd; pw += 2) {${step(false)}
-          }
-          for (; pw < diffDstSize.z; pw += 2) {${step(true)}
-          }
-        }
+${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step, diffDstCursors: `
+          ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;

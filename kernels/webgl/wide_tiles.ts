@@ -31,12 +31,14 @@ export interface WideTiles {
 /**
  * The wide tile for a problem 'packedTiles' reads (channels-last, groups at even channels),
  * given how many targets a draw may write and the largest texture side tfjs allocates
- * unfolded (WEBGL_MAX_TEXTURE_SIZE); null when a tile would have fewer than 4 targets (then the
+ * unfolded (WEBGL_MAX_TEXTURE_SIZE), and whether an input's view has padded blocks (see
+ * PackedTexture.blockRows); null when a tile would have fewer than 4 targets (then the
  * single-target program does as well) or the targets cannot fit. A step over two positions reads diffDstPairs
  * diffDst texels and 2 · srcPairs src texels for 8 · srcPairs · diffDstPairs multiply-adds:
  * 2 × 4 pairs is the cheapest in reads of the 8-target shapes.
  */
-export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): WideTiles | null {
+export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                              paddedBlocks = false): WideTiles | null {
   if (!packedTexelsAlign(geometry) || geometry.src.channelsPerGroup < 2 || geometry.diffDst.channelsPerGroup < 2) return null;
   const srcPairsInGroup = Math.ceil(geometry.src.channelsPerGroup / 2);
   const diffDstPairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
@@ -50,7 +52,8 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   // Fragments: one per tile and split; the filter elements a fragment sums include the
   // ragged tiles' padding, which costs the same.
   const outputsPerFragment = 4 * srcPairs * diffDstPairs;
-  const pointwise = geometry.axes.every(axis =>
+  // The pointwise sweep runs over all rows of the views at once: it cannot skip pad rows.
+  const pointwise = !paddedBlocks && geometry.axes.every(axis =>
       axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
   // A target's texel rows (splits × groups × srcBlocks) and columns (diffDstBlocks × kernel
   // volume) must fit a texture unfolded.
@@ -103,7 +106,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
   const ints: Uniform[] = [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
-    ...geometryUniforms(geometry),
+    ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
     ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
     ['tiling', 'ivec3', [tiles.srcBlocks, kernelVolume, geometry.groups]],
   ];

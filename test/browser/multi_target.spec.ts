@@ -4,7 +4,8 @@
  * halves in two rows), strides and dilations (two src texels a step), pointwise problems whose
  * splits end at odd positions, 3-D, the transposed op. Wide taps (depthwise, wide_taps.ts):
  * odd widths, padding at both ends, strides, dilations, a tap block overhanging the kernel,
- * an odd channel count, 1-D and 3-D. Thin taps (one src channel, thin_taps.ts): a 5×5 kernel,
+ * an odd channel count, 1-D and 3-D. Packed inputs of odd width (tfjs packs each row of W
+ * positions into ⌈W/2⌉ texel rows) are read in place, never unpacked. Thin taps (one src channel, thin_taps.ts): a 5×5 kernel,
  * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
  * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
  * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
@@ -43,6 +44,10 @@ const PROBLEMS: Problem[] = [
   {name: 'pointwise, 225 positions (odd), several splits', input: [1, 15, 15, 16], outputDelta: [1, 15, 15, 16],
     attrs: {strides: [1, 1], filterShape: [1, 1]}},
   {name: 'pointwise 1-D, odd channels', input: [3, 7, 5], outputDelta: [3, 7, 7], attrs: {strides: [1], filterShape: [1]}},
+  {name: 'pointwise, even width (the pointwise sweep on packed inputs)', input: [1, 9, 14, 16], outputDelta: [1, 9, 14, 12],
+    attrs: {strides: [1, 1], filterShape: [1, 1]}},
+  {name: 'width 1 (packed blocks of one row), 3×1, 4→8', input: [2, 6, 1, 4], outputDelta: [2, 4, 1, 8],
+    attrs: {strides: [1, 1], filterShape: [3, 1]}},
   {name: '3-D 2×3×3, stride 2 in depth', input: [1, 5, 6, 7, 4], outputDelta: [1, 2, 4, 5, 8],
     attrs: {strides: [2, 1, 1], filterShape: [2, 3, 3]}},
   {name: 'transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 5, 5, 8], outputDelta: [2, 10, 10, 6],
@@ -115,11 +120,14 @@ for (const environment of ENVIRONMENTS) {
         const outputDelta = place(outputDeltaValues, problem.outputDelta);
         const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
         const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
+        const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const before = resourceCounts();
         const result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
                                     convolutionBackpropFilters(input, outputDelta, problem.attrs);
         expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
             .withContext('the multi-target draw ran').toBe(true);
+        // Packed inputs (outputs of a packed op) are read in place, odd widths included.
+        if (tf.env().getBool('WEBGL_PACK')) expect(unpack).withContext('inputs unpacked').not.toHaveBeenCalled();
         expectClose(result.dataSync(), expected, problem.name, 1e-4, 1e-4);
         result.dispose();
         expect(resourceCounts()).toEqual(before);

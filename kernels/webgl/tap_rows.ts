@@ -1,0 +1,132 @@
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
+import type {PackedTexture} from './packed_reads';
+import type {ReductionPlan} from './reduction_plan';
+
+/**
+ * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
+ * axis over one split of the diffDst rows (wide_taps.ts: depthwise; thin_taps.ts: one src
+ * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
+ * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
+ * geometryUniforms and `sizes` = (rows per split, rows, tap blocks, kernel rows).
+ */
+export interface TapRows {
+  /** The stride along the innermost axis. */
+  readonly stride: number;
+  /** src texels a step spans (read before the first step, then `stride` a step). */
+  readonly stepTexels: number;
+  /** GLSL expressions: the fragment's src channel and first diffDst channel. */
+  readonly srcChannel: string;
+  readonly diffDstChannel: string;
+  /** GLSL setting up the diffDst cursors at view row `diffDstRow + pw`, column `diffDstCol` on. */
+  readonly diffDstCursors: string;
+  /** GLSL of one step over positions (pw, pw + 1): tested at the ends of a row, or not. */
+  step(tested: boolean): string;
+}
+
+/**
+ * From `kernelRow` and `tapBlock`, for blocks of `taps` taps at `stride` and `dilation` along the
+ * row: the kernel offset `k` of the block's first tap, its shift,
+ * the diffDst range whose taps stay inside src along the outer axes (`first`, `end`) and, along
+ * the row, the steps (pw, pw + 1) whose positions are inside diffDst and whose real taps (the
+ * block may overhang the kernel: those lanes are never stored) are all inside src
+ * (`middleFirst`, `middleEnd`).
+ */
+export function tapBlockSetup(taps: number, stride: number, dilation: number): string {
+  return `
+        ivec3 k = ivec3(kernelRow / kernelSize.y, 0, ${taps} * tapBlock);
+        k.y = kernelRow - k.x * kernelSize.y;
+        ivec3 shift = k * dilation - padBegin;
+        ivec2 first = ivec2(firstInside(shift.x, stride.x), firstInside(shift.y, stride.y));
+        ivec2 end = ivec2(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
+                          endInside(shift.y, stride.y, srcSize.y, diffDstSize.y));
+        int lastTap = min(${taps}, kernelSize.z - k.z) - 1;
+        int middleFirst = firstInside(shift.z, ${stride});
+        int middleEnd = endInside(shift.z + lastTap * ${dilation} + ${stride}, ${stride}, srcSize.z, diffDstSize.z - 1);`;
+}
+
+/**
+ * The loop over the split's diffDst rows: for each row inside, the cursors at its first step
+ * and the src texels the step spans, then the steps — tested up to `middleFirst`, untested up to
+ * `middleEnd`, tested to the row's end.
+ */
+export function tapRowsLoop(rows: TapRows): string {
+  const {stride} = rows;
+  return `
+${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
+          ivec3 p = ivec3(pd, ph, 0);
+          ivec3 tap = p * stride + shift;
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', rows.srcChannel, 'tap')} + shift.z;
+          int srcCol = ${position('src', 'Col', 'n', rows.srcChannel, 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', rows.diffDstChannel, 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', rows.diffDstChannel, 'p')};
+          // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
+          // texel's second half. The src half each value comes from is the same all along.
+          int pw = isOdd(diffDstRow) ? -1 : 0;
+          bool odd = isOdd(srcRow + pw * ${stride});
+          int texelRow = srcRow + pw * ${stride} - (odd ? 1 : 0);
+          // Cursors at the texels read next (a step moves diffDst one texel row, src one per
+          // unit of stride), stepped with an add and a compare where a folded texture's index
+          // would take a division per read.${rows.diffDstCursors}
+          ivec2 srcAt = srcTexelOf(texelRow, srcCol);
+          ${Array.from({length: rows.stepTexels}, (_, m) => `vec4 t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`).join('\n          ')}
+          int testedEnd = min(middleFirst, diffDstSize.z);
+          for (; pw < testedEnd; pw += 2) {${rows.step(true)}
+          }
+          for (; pw < middleEnd; pw += 2) {${rows.step(false)}
+          }
+          for (; pw < diffDstSize.z; pw += 2) {${rows.step(true)}
+          }
+        }`;
+}
+
+/** The integer uniforms of a tap-rows program: kernel size, geometryUniforms and `sizes`. */
+export function tapRowsUniforms(
+    geometry: FilterGradientGeometry, textures: {src: PackedTexture; diffDst: PackedTexture},
+    blocks: {plan: Pick<ReductionPlan, 'rows' | 'rowsPerSplit'>; tapBlocks: number; kernelRows: number}): Uniform[] {
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
+  return [
+    ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
+    ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
+    ['sizes', 'ivec4', [blocks.plan.rowsPerSplit, blocks.plan.rows, blocks.tapBlocks, blocks.kernelRows]],
+  ];
+}
+
+/**
+ * The src values of a step: tap t reads the positions `offsets(t)` = t·dilation (the step's
+ * first position) and t·dilation + stride (its second), relative to tap 0's first; `values` is
+ * GLSL declaring `x{p}` (of `type`) for every position p some tap reads, taken from the step's
+ * texels t0, t1, … (texel m starts `odd` positions before tap 0's) by `lanes(p)`, the lanes of
+ * position p there.
+ */
+export function stepValues(taps: number, stride: number, dilation: number, type: 'float' | 'vec2', lanes: (p: number) => string):
+    {offsets: (tap: number) => number[]; values: string} {
+  const offsets = (t: number) => [t * dilation, t * dilation + stride];
+  const used = new Set(Array.from({length: taps}, (_, t) => offsets(t)).flat());
+  const values = [...used].sort((a, b) => a - b).map(p => `
+            ${type} x${p} = odd ? ${lanes(p + 1)} : ${lanes(p)};`).join('');
+  return {offsets, values};
+}
+
+/**
+ * GLSL ending a step: a step moves 2 · stride positions, `stride` texels, so the texels past
+ * the first `stride` are the next step's first ones — each step reads `stride` src texels (after
+ * skipping the rows a stride past the span leaves out), all along the row.
+ */
+export function stepAdvance(stride: number, stepTexels: number): string {
+  const skipped = Math.max(0, stride - stepTexels);
+  return `${Array.from({length: skipped}, () => `
+            srcAt = srcNextRow(srcAt);`).join('')}
+            ${Array.from({length: stepTexels}, (_, m) => m + stride < stepTexels ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
+            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+}
+
+/** GLSL functions the tap-rows programs call: firstInside, endInside and insideRow (a src position along the row). */
+export const TAP_ROWS_FUNCTIONS = `${INSIDE_FUNCTIONS}
+      bool insideRow(int w) {
+        return w >= 0 && w < srcSize.z;
+      }
+`;
