@@ -1,7 +1,7 @@
 import type {WebGPUProgram} from '@tensorflow/tfjs-backend-webgpu';
 
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
+import {BLOCK_COLUMNS, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
 
 /** A uniform as tfjs-webgpu's runWebGPUProgram takes it (its `programUniform` entries). */
 export interface ProgramUniform {
@@ -17,7 +17,7 @@ export interface ProgramUniform {
 const GEOMETRY_UNIFORMS = `
     srcSpatial : vec4<i32>, diffDstSpatial : vec4<i32>, srcSteps : vec4<i32>, diffDstSteps : vec4<i32>,
     kernel : vec4<i32>, strides : vec4<i32>, dilations : vec4<i32>, padsBegin : vec4<i32>,
-    filterSteps : vec4<i32>, filterChannels : vec4<i32>, work : vec4<i32>, tiles : vec4<i32>,`;
+    filterSteps : vec4<i32>, filterChannels : vec4<i32>, work : vec4<i32>, blocks : vec4<i32>,`;
 
 export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan): ProgramUniform[] {
   const axes = spatialAxesAs3d(geometry.axes);
@@ -25,8 +25,8 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
   const {src, diffDst, filterStrides} = geometry;
   const kernelVolume = axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
   const vec4 = (...data: number[]): ProgramUniform => ({type: 'int32', data});
-  const tilesM = Math.ceil(diffDst.channelsPerGroup / plan.tileRows);
-  const tilesN = Math.ceil(src.channelsPerGroup * kernelVolume / plan.tileColumns);
+  const blocksM = Math.ceil(diffDst.channelsPerGroup / plan.blockRows);
+  const blocksN = Math.ceil(src.channelsPerGroup * kernelVolume / BLOCK_COLUMNS);
   return [
     vec4(...each(axis => axis.srcSize), src.batchStride),  // srcSpatial: sizes, batch stride
     vec4(...each(axis => axis.diffDstSize), diffDst.batchStride),  // diffDstSpatial
@@ -39,15 +39,12 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
     vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
-    vec4(tilesM, tilesN, Math.ceil(plan.rowsPerSplit / plan.stepRows), 0),  // tiles: per group, steps per split
+    vec4(blocksM, blocksN, 0, plan.blocksPerSplit),  // blocks: per group down and across, all of one split
   ];
 }
 
 /** WGSL helpers both pass-1 programs share. */
 const COMMON_WGSL = `
-  fn isFinite(value : f32) -> bool {
-    return (bitcast<u32>(value) & 0x7f800000u) != 0x7f800000u;
-  }
   fn insideSrc(position : vec3<i32>) -> bool {
     return all(position >= vec3<i32>(0)) && all(position < uniforms.srcSpatial.xyz);
   }
@@ -61,22 +58,27 @@ const COMMON_WGSL = `
 `;
 
 /**
- * Pass 1, 'tiles' (see WebgpuReductionPlan): one workgroup per (split, group, TM × TN tile) of
- * the group's filter matrix (rows: diffDst channels; columns: (src channel, kernel offset)
- * pairs, channels inner for NXC data so neighbouring invocations read neighbouring addresses).
- * Each step stages TR reduction rows (batch × diffDst positions): the row's offsets, decoded
- * once per row, then the TR × TM diffDst values and the TR × TN im2col'd src values (zero
- * outside the src tensor); each invocation then adds TR products into its 4 × 4 outputs with
- * vec4 arithmetic from workgroup memory. A step whose diffDst values include NaN or ±Inf
- * (rare) takes a path that skips the out-of-tensor terms by position, as the definition does,
- * rather than multiplying them by a zero (Inf · 0 = NaN). Outputs go to
- * result[split · filterSize + filter index] (filter index from the geometry's strides).
+ * Pass 1, 'blocks' (see WebgpuReductionPlan): one invocation per (split, group, BM × 4 block)
+ * of the group's filter matrix, reading both operands straight from the tensors: no workgroup
+ * memory and no barrier. Per reduction row (batch × diffDst positions, stepped with carries,
+ * never divided) an invocation reads its BM diffDst values and its 4 src values (one per
+ * column, each tested against the src bounds) and adds BM × 4 products with vec4 arithmetic.
+ * Out-of-tensor terms are skipped by position (a select on the product), as the definition
+ * does, so NaN or ±Inf in diffDst stay exact. Columns are ordered channels inner for NXC data
+ * (a block's 4 src reads are neighbouring addresses), kernel offsets inner for NCX.
  *
- * Cache key: `ConvBackpropFiltersTiles_<TM>x<TN>x<TR>_<column order>` (plus tfjs's: workgroup
- * size, ranks, dtypes); the tile shape and column order are the only things baked in: sizes,
- * strides, dilations, pads, groups, layouts and the split are uniforms (geometryUniforms).
+ * Why no workgroup memory: where invocations run as 4-lane groups on CPU threads (SwiftShader),
+ * a barrier switches between every lane group of the workgroup and workgroup memory is read
+ * and written lane by lane, so staging operands there costs more than the reads it saves. Here
+ * a block's BM + 4 reads serve 4 · BM products from registers, and invocations next to each
+ * other (blocks along columns are fastest) read the same diffDst values and neighbouring src
+ * values, which a GPU's caches serve. On a large GPU a workgroup tile staged in shared memory
+ * would save more reads; this program keeps to what the CPU adapter runs well.
+ *
+ * Cache key: `ConvBackpropFiltersBlocks_<BM>x4_<column order>` (plus tfjs's): sizes, strides,
+ * dilations, pads, groups, layouts and the split are uniforms (geometryUniforms).
  */
-export class FilterGradientTilesProgram implements WebGPUProgram {
+export class FilterGradientBlocksProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly uniforms = GEOMETRY_UNIFORMS;
   readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
@@ -90,152 +92,87 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
     this.channelsInner = geometry.dataFormat === 'NXC';
-    this.shaderKey = `ConvBackpropFiltersTiles_${plan.tileRows}x${plan.tileColumns}x${plan.stepRows}_${
+    this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
         this.channelsInner ? 'channelsInner' : 'kernelInner'}`;
   }
 
   getUserCode(): string {
-    const {tileRows: TM, tileColumns: TN, stepRows: TR} = this.plan;
+    const BM = this.plan.blockRows;
+    const rows = [...Array(BM).keys()];
+    const cols = [0, 1, 2, 3];
     const columnOf = this.channelsInner ?
-        'let sc = column % SC; let k = column / SC;' :
-        'let k = column % uniforms.kernel.w; let sc = column / uniforms.kernel.w;';
+        (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
+        (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
     return `
   ${COMMON_WGSL}
-  const TM = ${TM};
-  const TN = ${TN};
-  const TR = ${TR};
-  const FAR = -536870912;  // a position outside every tensor, for rows and columns that hold none
-  var<workgroup> tileA : array<vec4<f32>, ${TR * TM / 4}>;
-  var<workgroup> tileB : array<vec4<f32>, ${TR * TN / 4}>;
-  var<workgroup> rowDiffDst : array<i32, TR>;
-  var<workgroup> rowSrc : array<i32, TR>;
-  var<workgroup> rowPosition : array<vec3<i32>, TR>;
-  var<workgroup> columnSrc : array<i32, TN>;
-  var<workgroup> columnOffset : array<vec3<i32>, TN>;
-  var<workgroup> columnFilter : array<i32, TN>;
-  var<workgroup> stepHasSpecials : atomic<u32>;
-
-  // Writes one row of an invocation's 4 × 4 outputs (those inside the group's matrix).
-  fn store(splitBase : i32, dc : i32, firstColumn : i32, firstLocal : i32, values : vec4<f32>, DC : i32, columns : i32) {
-    if (dc >= DC) {
+  const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
+  fn main(index : i32) {
+    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
+    let split = index / perSplit;
+    var block = index % perSplit;
+    if (split >= uniforms.work.z || block >= uniforms.blocks.w) {
       return;
     }
-    let rowBase = splitBase + dc * uniforms.filterChannels.y;
-    ${[0, 1, 2, 3].map(j => `if (firstColumn + ${j} < columns) {
-      result[rowBase + columnFilter[firstLocal + ${j}]] = values[${j}];
-    }`).join('\n    ')}
-  }
-
-  fn main(index : i32) {
-    let local = i32(localIndex);
-    let workgroup = index / ${WORKGROUP_INVOCATIONS};
-    let split = workgroup / uniforms.work.w;
-    let inSplits = split < uniforms.work.z;
-    var tile = workgroup % uniforms.work.w;
-    let tileN = tile % uniforms.tiles.y;
-    tile = tile / uniforms.tiles.y;
-    let tileM = tile % uniforms.tiles.x;
-    let g = tile / uniforms.tiles.x;
+    let blockN = block % uniforms.blocks.y;
+    block = block / uniforms.blocks.y;
+    let blockM = block % uniforms.blocks.x;
+    let g = block / uniforms.blocks.x;
     let SC = uniforms.dilations.w;
     let DC = uniforms.padsBegin.w;
     let columns = SC * uniforms.kernel.w;
 
-    for (var c = local; c < TN; c = c + ${WORKGROUP_INVOCATIONS}) {
-      let column = tileN * TN + c;
-      ${columnOf}
-      let kx = k % uniforms.kernel.z;
-      let ky = (k / uniforms.kernel.z) % uniforms.kernel.y;
-      let kz = k / (uniforms.kernel.z * uniforms.kernel.y);
-      let offset = vec3<i32>(kz, ky, kx) * uniforms.dilations.xyz;
-      columnSrc[c] = (g * SC + sc) * uniforms.srcSteps.w + dot(offset, uniforms.srcSteps.xyz);
-      columnOffset[c] = select(vec3<i32>(FAR), offset, column < columns);
-      columnFilter[c] = sc * uniforms.filterChannels.z + dot(vec3<i32>(kz, ky, kx), uniforms.filterSteps.xyz);
-    }
+    ${cols.map(j => `let column${j} = blockN * 4 + ${j};
+    ${columnOf(j)}
+    let kernel${j} = vec3<i32>(k${j} / (uniforms.kernel.z * uniforms.kernel.y), (k${j} / uniforms.kernel.z) % uniforms.kernel.y, k${j} % uniforms.kernel.z);
+    let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, column${j} < columns);
+    let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
+    ${rows.map(i => `let dc${i} = blockM * ${BM} + ${i};
+    let rowDiffDst${i} = (g * DC + min(dc${i}, DC - 1)) * uniforms.diffDstSteps.w;`).join('\n    ')}
 
-    let rowStart = select(uniforms.work.x, split * uniforms.work.y, inSplits);
+    let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    let tx = local % (TN / 4);
-    let ty = local / (TN / 4);
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-    for (var step = 0; step < uniforms.tiles.z; step = step + 1) {
-      let firstRow = rowStart + step * TR;
-      if (local < TR) {
-        let row = firstRow + local;
-        var rest = row;
-        let px = rest % uniforms.diffDstSpatial.z;
-        rest = rest / uniforms.diffDstSpatial.z;
-        let py = rest % uniforms.diffDstSpatial.y;
-        rest = rest / uniforms.diffDstSpatial.y;
-        let pz = rest % uniforms.diffDstSpatial.x;
-        let n = rest / uniforms.diffDstSpatial.x;
-        let position = vec3<i32>(pz, py, px) * uniforms.strides.xyz - uniforms.padsBegin.xyz;
-        let inside = row < rowEnd;
-        rowDiffDst[local] = select(-1, n * uniforms.diffDstSpatial.w + dot(vec3<i32>(pz, py, px), uniforms.diffDstSteps.xyz), inside);
-        rowSrc[local] = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
-        rowPosition[local] = select(vec3<i32>(FAR), position, inside);
-      }
-      if (local == 0) {
-        atomicStore(&stepHasSpecials, 0u);
-      }
-      workgroupBarrier();
-
-      for (var i = 0; i < TR * TM / ${WORKGROUP_INVOCATIONS}; i = i + 1) {
-        let e = i * ${WORKGROUP_INVOCATIONS} + local;
-        let r = e / TM;
-        let dc = tileM * TM + e % TM;
-        var a = 0.0;
-        if (rowDiffDst[r] >= 0 && dc < DC) {
-          a = diffDst[rowDiffDst[r] + (g * DC + dc) * uniforms.diffDstSteps.w];
-          if (!isFinite(a)) {
-            atomicStore(&stepHasSpecials, 1u);
+    var px = rowStart % uniforms.diffDstSpatial.z;
+    var rest = rowStart / uniforms.diffDstSpatial.z;
+    var py = rest % uniforms.diffDstSpatial.y;
+    rest = rest / uniforms.diffDstSpatial.y;
+    var pz = rest % uniforms.diffDstSpatial.x;
+    var n = rest / uniforms.diffDstSpatial.x;
+    ${rows.map(i => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
+    for (var row = rowStart; row < rowEnd; row = row + 1) {
+      let p = vec3<i32>(pz, py, px);
+      let position = p * uniforms.strides.xyz - uniforms.padsBegin.xyz;
+      let d = n * uniforms.diffDstSpatial.w + dot(p, uniforms.diffDstSteps.xyz);
+      let s = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
+      ${cols.map(j => `let inside${j} = insideSrc(position + offset${j});
+      var b${j} = 0.0;
+      if (inside${j}) {
+        b${j} = src[s + columnSrc${j}];
+      }`).join('\n      ')}
+      let b = vec4<f32>(b0, b1, b2, b3);
+      let inside = vec4<bool>(inside0, inside1, inside2, inside3);
+      ${rows.map(i => `acc${i} = acc${i} + select(vec4<f32>(0.0), diffDst[d + rowDiffDst${i}] * b, inside);`).join('\n      ')}
+      px = px + 1;
+      if (px == uniforms.diffDstSpatial.z) {
+        px = 0;
+        py = py + 1;
+        if (py == uniforms.diffDstSpatial.y) {
+          py = 0;
+          pz = pz + 1;
+          if (pz == uniforms.diffDstSpatial.x) {
+            pz = 0;
+            n = n + 1;
           }
         }
-        tileA[e / 4][e % 4] = a;
       }
-      for (var i = 0; i < TR * TN / ${WORKGROUP_INVOCATIONS}; i = i + 1) {
-        let e = i * ${WORKGROUP_INVOCATIONS} + local;
-        let r = e / TN;
-        let c = e % TN;
-        var b = 0.0;
-        if (insideSrc(rowPosition[r] + columnOffset[c])) {
-          b = src[rowSrc[r] + columnSrc[c]];
-        }
-        tileB[e / 4][e % 4] = b;
-      }
-      workgroupBarrier();
-
-      if (atomicLoad(&stepHasSpecials) == 0u) {
-        for (var r = 0; r < TR; r = r + 1) {
-          let a = tileA[r * (TM / 4) + ty];
-          let b = tileB[r * (TN / 4) + tx];
-          acc0 = acc0 + a.x * b;
-          acc1 = acc1 + a.y * b;
-          acc2 = acc2 + a.z * b;
-          acc3 = acc3 + a.w * b;
-        }
-      } else {
-        for (var r = 0; r < TR; r = r + 1) {
-          let a = tileA[r * (TM / 4) + ty];
-          let b = tileB[r * (TN / 4) + tx];
-          let position = rowPosition[r];
-          let inside = vec4<f32>(${[0, 1, 2, 3].map(j => `f32(insideSrc(position + columnOffset[tx * 4 + ${j}]))`).join(', ')});
-          acc0 = acc0 + select(vec4<f32>(0.0), a.x * b, inside == vec4<f32>(1.0));
-          acc1 = acc1 + select(vec4<f32>(0.0), a.y * b, inside == vec4<f32>(1.0));
-          acc2 = acc2 + select(vec4<f32>(0.0), a.z * b, inside == vec4<f32>(1.0));
-          acc3 = acc3 + select(vec4<f32>(0.0), a.w * b, inside == vec4<f32>(1.0));
-        }
-      }
-      workgroupBarrier();
     }
 
-    if (!inSplits) {
-      return;
-    }
     let splitBase = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x;
-    ${[0, 1, 2, 3].map(i => `store(splitBase, tileM * TM + ty * 4 + ${i}, tileN * TN + tx * 4, tx * 4, acc${i}, DC, columns);`).join('\n    ')}
+    ${cols.map(j => `let columnFilter${j} = sc${j} * uniforms.filterChannels.z + dot(kernel${j}, uniforms.filterSteps.xyz);`).join('\n    ')}
+    ${rows.map(i => `if (dc${i} < DC) {
+      ${cols.map(j => `if (column${j} < columns) {
+        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}[${j}];
+      }`).join('\n      ')}
+    }`).join('\n    ')}
   }
 `;
   }

@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
-import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
+import {BLOCK_COLUMNS, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhereAsync} from '../helpers/run_case';
@@ -95,9 +95,9 @@ describe('webgpu:', () => {
     return planWebgpuReduction(geometry);
   }
 
-  it('splits long reductions over tiles (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
+  it('splits long reductions over blocks (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
     const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
-    expect(plan.mode).toBe('tiles');
+    expect(plan.mode).toBe('blocks');
     expect(plan.splits).toBeGreaterThan(1);
   });
 
@@ -107,17 +107,25 @@ describe('webgpu:', () => {
     expect(plan.splits).toBeGreaterThan(1);
   });
 
-  it('runs tiles taller and wider than one (several row and column tiles, channels not multiples of the tile)', async () => {
+  it('runs several row and column blocks, channels not multiples of the block (8-row blocks)', async () => {
     const plan = await checkAgainstCpu([2, 7, 7, 40], [2, 4, 4, 70], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], filterShape: [3, 2]});
-    expect(plan.mode).toBe('tiles');
-    expect(Math.ceil(70 / plan.tileRows) * Math.ceil(40 * 6 / plan.tileColumns)).toBeGreaterThan(2);
+    expect(plan.mode).toBe('blocks');
+    expect(plan.blockRows).toBe(8);
+    expect(Math.ceil(70 / plan.blockRows) * Math.ceil(40 * 6 / BLOCK_COLUMNS)).toBeGreaterThan(2);
+  });
+
+  it('runs 4-row blocks (5 diffDst channels per group, grouped, NCX, dilated)', async () => {
+    const plan = await checkAgainstCpu([2, 6, 9, 9], [2, 10, 8, 5], {strides: [1, 2], dilations: [2, 1], padsBegin: [1, 1], padsEnd: [0, 1],
+                                                                       groups: 2, filterShape: [2, 3], dataFormat: 'NCX'});
+    expect(plan.mode).toBe('blocks');
+    expect(plan.blockRows).toBe(4);
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
     const cache = () => Object.keys((tf.backend() as unknown as {pipelineCache: Record<string, unknown>}).pipelineCache)
                             .filter(key => key.startsWith('ConvBackpropFilters')).length;
     const problems = [
-      // tiles, channels inner; elements (depthwise); tiles, kernel inner (NCX); each with a split
+      // blocks, channels inner; elements (depthwise); blocks, kernel inner (NCX); each with a split
       {input: [9, 9, 8], outputDelta: [9, 9, 8], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
       {input: [9, 9, 4], outputDelta: [5, 5, 4], attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]}},
       {input: [8, 9, 9], outputDelta: [8, 9, 9], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'}},
