@@ -3,7 +3,7 @@ import type {WebGPUBackend} from '@tensorflow/tfjs-backend-webgpu';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
-import {FilterGradientBlocksProgram, FilterGradientElementsProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
+import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
 import {planWebgpuReduction} from './reduction_plan';
 
 /** A tensor as the flat 1-D array the programs index with the geometry's element strides. */
@@ -12,7 +12,7 @@ function flat(tensor: TensorInfo): TensorInfo {
 }
 
 /**
- * The webgpu kernel of either op: geometry once, pass 1 (the plan's blocks or elements, partial
+ * The webgpu kernel of either op: geometry once, pass 1 (the plan's blocks or taps, partial
  * sums per split of the reduction), pass 2 (the sum of the splits) when the reduction was
  * split, and the flat result handed out under the filter's shape without a copy.
  */
@@ -26,7 +26,7 @@ function filterGradientKernel(op: OpName): KernelFunc {
     }
     const plan = planWebgpuReduction(geometry);
     const program = plan.mode === 'blocks' ? new FilterGradientBlocksProgram(geometry, plan) :
-                                             new FilterGradientElementsProgram(geometry, plan);
+                                             new FilterGradientTapsProgram(geometry, plan);
     const operands = [flat(inputs[geometry.src.name]!), flat(inputs[geometry.diffDst.name]!)];
     let result = webgpu.runWebGPUProgram(program, operands, 'float32', geometryUniforms(geometry, plan));
     if (plan.splits > 1) {

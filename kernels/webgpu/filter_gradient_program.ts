@@ -39,7 +39,8 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
     vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
-    vec4(blocksM, blocksN, 0, plan.blocksPerSplit),  // blocks: per group down and across, all of one split
+    // blocks: per group down and across (taps: tap blocks along the innermost kernel axis), all of one split
+    vec4(blocksM, plan.mode === 'taps' ? Math.ceil(axes[2].kernelSize / plan.taps) : blocksN, 0, plan.blocksPerSplit),
   ];
 }
 
@@ -179,87 +180,117 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
 }
 
 /**
- * Pass 1, 'elements' (see WebgpuReductionPlan): one invocation per (split, filter element),
- * enumerated with the group fastest so that neighbouring invocations of a depthwise problem
- * read neighbouring channels. An invocation walks its split's rows (batch × outer diffDst
- * positions); per row it checks the outer src coordinates once and sweeps exactly the
- * innermost positions whose src coordinate is inside (bounds solved per element, not tested
- * per term), one multiply-add a position.
+ * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, T neighbouring taps
+ * along the innermost kernel axis of one filter row), enumerated with the group fastest so
+ * that neighbouring invocations of a depthwise problem read neighbouring channels. An
+ * invocation walks its split's rows (batch × outer diffDst positions); per row it checks the
+ * outer src coordinates once and sweeps the innermost positions where any of its taps is
+ * inside, reading each diffDst value once for its T taps (T + 1 reads for T multiply-adds).
+ * Each tap's inside range is solved once per invocation: the middle stretch where every tap is
+ * inside runs without tests, the ends test each tap and skip a product outside its range (not
+ * multiply it by zero), as the definition does.
  *
- * Cache key: `ConvBackpropFiltersElements` (plus tfjs's): nothing of the geometry is baked in.
+ * Cache key: `ConvBackpropFiltersTaps<T>` (plus tfjs's): only T (1-4) is baked in.
  */
-export class FilterGradientElementsProgram implements WebGPUProgram {
+export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly uniforms = GEOMETRY_UNIFORMS;
   readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
   readonly dispatchLayout = {x: [0]};
   dispatch: [number, number, number];
   readonly outputShape: number[];
-  shaderKey = 'ConvBackpropFiltersElements';
+  shaderKey: string;
 
-  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
+  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [Math.ceil(plan.splits * geometry.filterSize / WORKGROUP_INVOCATIONS), 1, 1];
+    this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.taps}`;
   }
 
   getUserCode(): string {
+    const T = this.plan.taps;
+    const taps = [...Array(T).keys()];
+    // One stretch of positions [from, to): each tap's product tested against its range, or not.
+    const sweep = (from: string, to: string, tested: boolean) => `{
+        var s = srcRow + (${from}) * srcStep;
+        var d = diffDstRow + (${from}) * diffDstStep;
+        for (var px = ${from}; px < ${to}; px = px + 1) {
+          let a = diffDst[d];
+          ${taps.map(t => tested ? `if (px >= first${t} && px < end${t}) {
+            sum${t} = sum${t} + a * src[s + tap${t}];
+          }` : `sum${t} = sum${t} + a * src[s + tap${t}];`).join('\n          ')}
+          s = s + srcStep;
+          d = d + diffDstStep;
+        }
+      }`;
     return `
   ${COMMON_WGSL}
   fn main(index : i32) {
-    let filterSize = uniforms.filterSteps.w;
-    let split = index / filterSize;
-    if (split >= uniforms.work.z) {
+    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
+    let split = index / perSplit;
+    var rest = index % perSplit;
+    if (split >= uniforms.work.z || rest >= uniforms.blocks.w) {
       return;
     }
     let G = uniforms.strides.w;
     let SC = uniforms.dilations.w;
     let DC = uniforms.padsBegin.w;
-    var rest = index % filterSize;
     let g = rest % G;
     rest = rest / G;
     let dc = rest % DC;
     rest = rest / DC;
     let sc = rest % SC;
     rest = rest / SC;
-    let kx = rest % uniforms.kernel.z;
-    rest = rest / uniforms.kernel.z;
+    let kxBlock = rest % uniforms.blocks.y;
+    rest = rest / uniforms.blocks.y;
     let ky = rest % uniforms.kernel.y;
     let kz = rest / uniforms.kernel.y;
-    let offset = vec3<i32>(kz, ky, kx) * uniforms.dilations.xyz - uniforms.padsBegin.xyz;
+    let outer = vec2<i32>(kz, ky) * uniforms.dilations.xy - uniforms.padsBegin.xy;
 
-    // The innermost positions px whose src coordinate px · stride + offset lies inside.
+    // Per tap, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
     let stride = uniforms.strides.z;
-    let firstX = max(0, divCeil(-offset.z, stride));
-    let endX = min(uniforms.diffDstSpatial.z, divFloor(uniforms.srcSpatial.z - 1 - offset.z, stride) + 1);
+    let width = uniforms.diffDstSpatial.z;
+    ${taps.map(t => `let kx${t} = kxBlock * ${T} + ${t};
+    let valid${t} = kx${t} < uniforms.kernel.z;
+    let offset${t} = kx${t} * uniforms.dilations.z - uniforms.padsBegin.z;
+    let first${t} = select(width, max(0, divCeil(-offset${t}, stride)), valid${t});
+    let end${t} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1), valid${t});
+    let tap${t} = select(0, ${t} * uniforms.dilations.z * uniforms.srcSteps.z, valid${t});
+    var sum${t} = 0.0;`).join('\n    ')}
+    // Positions where some tap is inside, and the middle stretch where every existing tap is
+    // (taps beyond the kernel read tap 0's value there, and their sums are never stored).
+    let firstX = ${taps.map(t => `first${t}`).reduce((a, b) => `min(${a}, ${b})`)};
+    let endX = ${taps.map(t => `end${t}`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allFirst = ${taps.map(t => `select(0, first${t}, valid${t})`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allEnd = ${taps.map(t => `select(width, end${t}, valid${t})`).reduce((a, b) => `min(${a}, ${b})`)};
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
-    let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + (firstX * stride + offset.z) * uniforms.srcSteps.z;
-    let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w + firstX * diffDstStep;
+    let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + offset0 * uniforms.srcSteps.z;
+    let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w;
 
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    var sum = 0.0;
     for (var row = rowStart; row < rowEnd; row = row + 1) {
       let py = row % uniforms.diffDstSpatial.y;
-      let outer = row / uniforms.diffDstSpatial.y;
-      let pz = outer % uniforms.diffDstSpatial.x;
-      let n = outer / uniforms.diffDstSpatial.x;
-      let z = pz * uniforms.strides.x + offset.x;
-      let y = py * uniforms.strides.y + offset.y;
+      let rows = row / uniforms.diffDstSpatial.y;
+      let pz = rows % uniforms.diffDstSpatial.x;
+      let n = rows / uniforms.diffDstSpatial.x;
+      let z = pz * uniforms.strides.x + outer.x;
+      let y = py * uniforms.strides.y + outer.y;
       if (z < 0 || z >= uniforms.srcSpatial.x || y < 0 || y >= uniforms.srcSpatial.y) {
         continue;
       }
-      var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
-      var d = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      for (var px = firstX; px < endX; px = px + 1) {
-        sum = sum + diffDst[d] * src[s];
-        s = s + srcStep;
-        d = d + diffDstStep;
-      }
+      let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
+      let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
+      ${sweep('firstX', 'min(allFirst, endX)', true)}
+      ${sweep('allFirst', 'allEnd', false)}
+      ${sweep('max(allFirst, allEnd)', 'endX', true)}
     }
-    let filterIndex = g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y + sc * uniforms.filterChannels.z +
-        dot(vec3<i32>(kz, ky, kx), uniforms.filterSteps.xyz);
-    result[split * filterSize + filterIndex] = sum;
+    let filterRow = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
+        sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x + ky * uniforms.filterSteps.y;
+    ${taps.map(t => `if (kx${t} < uniforms.kernel.z) {
+      result[filterRow + kx${t} * uniforms.filterSteps.z] = sum${t};
+    }`).join('\n    ')}
   }
 `;
   }

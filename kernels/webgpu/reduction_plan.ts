@@ -8,18 +8,22 @@ import type {FilterGradientGeometry} from '../../src/geometry';
  * R = batch × diffDst positions. 'blocks' gives each invocation a BM × 4 block of that matrix
  * (BM = 8 diffDst channels, 4 when DC < 8) and walks the reduction one row at a time, reading
  * BM + 4 values for 4 · BM products. When a group has fewer than 4 rows (depthwise: 1 × Kvol)
- * a block would mostly compute padding, and 'elements' runs one invocation per filter element
- * instead, sweeping whole rows of positions with the bounds solved once per row. Either way,
+ * a block would mostly compute padding, and 'taps' runs one invocation per T neighbouring taps
+ * of one filter row instead (T ≤ 4 along the innermost kernel axis, as even as the width
+ * allows), sweeping whole rows of positions with each diffDst value read once for its T taps
+ * and the bounds solved once per invocation. Either way,
  * when the filter gives too few invocations for the reduction's length, the reduction is split
  * (partial sums, then a pass that adds them).
  */
 export interface WebgpuReductionPlan {
-  readonly mode: 'blocks' | 'elements';
+  readonly mode: 'blocks' | 'taps';
+  /** 'taps': neighbouring taps of the innermost kernel axis per invocation (T, 1-4). */
+  readonly taps: number;
   /** 'blocks': diffDst channels per block (BM); the block has BLOCK_COLUMNS columns. */
   readonly blockRows: number;
-  /** 'blocks': blocks of one split, all groups (G · ⌈DC / BM⌉ · ⌈SC · Kvol / 4⌉). */
+  /** Invocations of one split: 'blocks' G · ⌈DC / BM⌉ · ⌈SC · Kvol / 4⌉; 'taps' filter size / T, rounded up per filter row. */
   readonly blocksPerSplit: number;
-  /** Reduction units: 'blocks' all of R; 'elements' rows of positions (R / innermost size). */
+  /** Reduction units: 'blocks' all of R; 'taps' rows of positions (R / innermost size). */
   readonly reductionRows: number;
   readonly splits: number;
   readonly rowsPerSplit: number;
@@ -29,7 +33,7 @@ export interface WebgpuReductionPlan {
 
 export const WORKGROUP_INVOCATIONS = 64;
 export const BLOCK_COLUMNS = 4;
-/** Rows of a group below which 'elements' computes less padding than 4-row blocks. */
+/** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
 const MIN_BLOCK_ROWS = 4;
 /**
  * Invocations to aim for before the reduction is split further: every split adds its partial
@@ -41,6 +45,8 @@ const TARGET_INVOCATIONS = 2048;
 /** A split sums at least this many products per output, so the second pass stays small. */
 const MIN_PRODUCTS_PER_SPLIT = 256;
 const MAX_SPLITS = 256;
+/** Taps per 'taps' invocation at most: T + 1 reads for T products, T sums in registers. */
+const MAX_TAPS = 4;
 
 export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuReductionPlan {
   const rows = geometry.diffDst.channelsPerGroup;
@@ -53,15 +59,17 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const blockRows = rows >= 8 ? 8 : 4;
     const blocksPerSplit = geometry.groups * Math.ceil(rows / blockRows) * Math.ceil(columns / BLOCK_COLUMNS);
     const {splits, rowsPerSplit} = split(reduction, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), MIN_PRODUCTS_PER_SPLIT);
-    return {mode: 'blocks', blockRows, blocksPerSplit, reductionRows: reduction, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, blockRows, blocksPerSplit, reductionRows: reduction, splits, rowsPerSplit,
             workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
   const rowLength = geometry.axes[geometry.axes.length - 1].diffDstSize;
   const reductionRows = reduction / rowLength;
-  const wanted = Math.ceil(TARGET_INVOCATIONS / geometry.filterSize);
-  const {splits, rowsPerSplit} = split(reductionRows, wanted, Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
-  return {mode: 'elements', blockRows: 1, blocksPerSplit: geometry.filterSize, reductionRows, splits, rowsPerSplit,
-          workgroupsPerSplit: Math.ceil(geometry.filterSize / WORKGROUP_INVOCATIONS)};
+  const kernelWidth = geometry.axes[geometry.axes.length - 1].kernelSize;
+  const taps = Math.ceil(kernelWidth / Math.ceil(kernelWidth / MAX_TAPS));
+  const blocksPerSplit = geometry.filterSize / kernelWidth * Math.ceil(kernelWidth / taps);
+  const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
+  return {mode: 'taps', taps, blockRows: 1, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
 }
 
 function split(rows: number, wanted: number, minRowsPerSplit: number) {
