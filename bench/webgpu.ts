@@ -99,7 +99,7 @@ function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, runs: numbe
   out.push(`\`npm run bench:webgpu${runs !== 5 ? ` -- --runs ${runs}` : ''}\`; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
       seconds.toFixed(0)} s. Headless ${/Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, WebGPU adapter ${page.adapter}.`);
   out.push(`Ours and tfjs-backend-webgpu's built-in kernel on the same tensors (made by a tfjs op, so already in GPU buffers): ` +
-           `1 warm-up each, then ${runs} runs of ours and ${builtInRuns} of the built-in; a run is reps back-to-back calls and one ` +
+           `1 warm-up each, then ${runs} runs of ours and ${builtInRuns} of the built-in, alternating (ours, built-in, ours, …); a run is reps back-to-back calls and one ` +
            `read-back, divided by reps (amortized, DESIGN.md §7). Time per call: median of the runs. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time. ` +
            `Batch reduced from the file's where a built-in call would pass ${MAX_BUILT_IN_FLOPS / 1e9} GFLOP (it runs ~0.1 GFLOP/s here). ` +
            `SwiftShader runs WebGPU on the (shared, loaded) CPU: compare columns of one run only.\n`);

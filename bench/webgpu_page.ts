@@ -43,29 +43,37 @@ function builtIn(w: WebgpuWorkload, x: tf.Tensor, dy: tf.Tensor): tf.Tensor {
   }
 }
 
-async function time(call: () => tf.Tensor, runs: number): Promise<WebgpuImplResult & {values: Float32Array}> {
+/** One implementation being timed: warmed up, reps chosen, runs appended by `run`. */
+interface Timed extends WebgpuImplResult {
+  values: Float32Array;
+  run(): Promise<void>;
+}
+
+/** Warm-up call (values kept), a second single call to choose reps for ~0.3 s a run. */
+async function prepare(call: () => tf.Tensor): Promise<Timed> {
   let started = performance.now();
   const first = call();
   const values = (await first.data()) as Float32Array;
   first.dispose();
   const warmUpMs = performance.now() - started;
-  // Time a second single call (shaders compiled now) to choose reps for ~0.3 s a run.
   started = performance.now();
   const probe = call();
   await probe.data();
   probe.dispose();
   const single = performance.now() - started;
   const reps = Math.max(1, Math.min(50, Math.round(300 / Math.max(single, 1e-3))));
-  const perCall: number[] = [];
-  for (let run = 0; run < runs; run++) {
-    started = performance.now();
-    const results: tf.Tensor[] = [];
-    for (let i = 0; i < reps; i++) results.push(call());
-    await results[results.length - 1].data();
-    perCall.push((performance.now() - started) / reps);
-    tf.dispose(results);
-  }
-  return {perCall, reps, warmUpMs, difference: null, values};
+  const timed: Timed = {
+    perCall: [], reps, warmUpMs, difference: null, values,
+    async run() {
+      const runStart = performance.now();
+      const results: tf.Tensor[] = [];
+      for (let i = 0; i < reps; i++) results.push(call());
+      await results[results.length - 1].data();
+      timed.perCall.push((performance.now() - runStart) / reps);
+      tf.dispose(results);
+    },
+  };
+  return timed;
 }
 
 describe('webgpu bench', () => {
@@ -90,10 +98,14 @@ describe('webgpu bench', () => {
       const flops = 2 * w.args.batch * (w.args.kind === 'conv' ? o * (c / groups) : c * (o / groups)) * kernel *
           (w.args.kind === 'conv' ? size(spatial) : size(w.args.inputShape.slice(1, -1)));
       try {
-        const mine = await time(() => ours(w, x, dy), input.runs);
-        let theirs: (WebgpuImplResult & {values: Float32Array}) | null = null;
-        if (w.builtIn !== null) {
-          theirs = await time(() => builtIn(w, x, dy), input.builtInRuns);
+        const mine = await prepare(() => ours(w, x, dy));
+        const theirs = w.builtIn !== null ? await prepare(() => builtIn(w, x, dy)) : null;
+        // Runs alternate (ours, built-in, ours, ...) so both see the same load on a shared machine.
+        for (let run = 0; run < input.runs; run++) {
+          await mine.run();
+          if (theirs && run < input.builtInRuns) await theirs.run();
+        }
+        if (theirs) {
           let maxDiff = 0;
           let maxRef = 0;
           for (let i = 0; i < theirs.values.length; i++) {
@@ -102,7 +114,7 @@ describe('webgpu bench', () => {
           }
           theirs.difference = maxDiff / maxRef;
         }
-        const strip = (r: WebgpuImplResult & {values?: Float32Array}) => ({...r, values: undefined});
+        const strip = (r: Timed): WebgpuImplResult => ({perCall: r.perCall, reps: r.reps, warmUpMs: r.warmUpMs, difference: r.difference});
         result.workloads.push({name: w.name, flops, ours: strip(mine), builtIn: theirs ? strip(theirs) : null});
         console.log(`${w.name}: ours ${mine.perCall.map(t => t.toFixed(1)).join(' ')} ms; built-in ${
             theirs ? theirs.perCall.map(t => t.toFixed(1)).join(' ') : '–'} ms`);

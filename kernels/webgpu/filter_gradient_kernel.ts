@@ -3,7 +3,7 @@ import type {WebGPUBackend} from '@tensorflow/tfjs-backend-webgpu';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
-import {FilterGradientElementsProgram, FilterGradientTilesProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
+import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
 import {planWebgpuReduction} from './reduction_plan';
 
 /** A tensor as the flat 1-D array the programs index with the geometry's element strides. */
@@ -12,7 +12,7 @@ function flat(tensor: TensorInfo): TensorInfo {
 }
 
 /**
- * The webgpu kernel of either op: geometry once, pass 1 (the plan's tiles or elements, partial
+ * The webgpu kernel of either op: geometry once, pass 1 (the plan's blocks or taps, partial
  * sums per split of the reduction), pass 2 (the sum of the splits) when the reduction was
  * split, and the flat result handed out under the filter's shape without a copy.
  */
@@ -25,8 +25,8 @@ function filterGradientKernel(op: OpName): KernelFunc {
       return webgpu.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
     }
     const plan = planWebgpuReduction(geometry);
-    const program = plan.mode === 'tiles' ? new FilterGradientTilesProgram(geometry, plan) :
-                                            new FilterGradientElementsProgram(geometry, plan);
+    const program = plan.mode === 'blocks' ? new FilterGradientBlocksProgram(geometry, plan) :
+                                             new FilterGradientTapsProgram(geometry, plan);
     const operands = [flat(inputs[geometry.src.name]!), flat(inputs[geometry.diffDst.name]!)];
     let result = webgpu.runWebGPUProgram(program, operands, 'float32', geometryUniforms(geometry, plan));
     if (plan.splits > 1) {

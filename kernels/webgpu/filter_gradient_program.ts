@@ -1,7 +1,7 @@
 import type {WebGPUProgram} from '@tensorflow/tfjs-backend-webgpu';
 
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
+import {BLOCK_COLUMNS, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
 
 /** A uniform as tfjs-webgpu's runWebGPUProgram takes it (its `programUniform` entries). */
 export interface ProgramUniform {
@@ -17,7 +17,7 @@ export interface ProgramUniform {
 const GEOMETRY_UNIFORMS = `
     srcSpatial : vec4<i32>, diffDstSpatial : vec4<i32>, srcSteps : vec4<i32>, diffDstSteps : vec4<i32>,
     kernel : vec4<i32>, strides : vec4<i32>, dilations : vec4<i32>, padsBegin : vec4<i32>,
-    filterSteps : vec4<i32>, filterChannels : vec4<i32>, work : vec4<i32>, tiles : vec4<i32>,`;
+    filterSteps : vec4<i32>, filterChannels : vec4<i32>, work : vec4<i32>, blocks : vec4<i32>,`;
 
 export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan): ProgramUniform[] {
   const axes = spatialAxesAs3d(geometry.axes);
@@ -25,8 +25,8 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
   const {src, diffDst, filterStrides} = geometry;
   const kernelVolume = axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
   const vec4 = (...data: number[]): ProgramUniform => ({type: 'int32', data});
-  const tilesM = Math.ceil(diffDst.channelsPerGroup / plan.tileRows);
-  const tilesN = Math.ceil(src.channelsPerGroup * kernelVolume / plan.tileColumns);
+  const blocksM = Math.ceil(diffDst.channelsPerGroup / plan.blockRows);
+  const blocksN = Math.ceil(src.channelsPerGroup * kernelVolume / BLOCK_COLUMNS);
   return [
     vec4(...each(axis => axis.srcSize), src.batchStride),  // srcSpatial: sizes, batch stride
     vec4(...each(axis => axis.diffDstSize), diffDst.batchStride),  // diffDstSpatial
@@ -39,15 +39,13 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
     vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
-    vec4(tilesM, tilesN, Math.ceil(plan.rowsPerSplit / plan.stepRows), 0),  // tiles: per group, steps per split
+    // blocks: per group down and across (taps: tap blocks along the innermost kernel axis), all of one split
+    vec4(blocksM, plan.mode === 'taps' ? Math.ceil(axes[2].kernelSize / plan.taps) : blocksN, 0, plan.blocksPerSplit),
   ];
 }
 
 /** WGSL helpers both pass-1 programs share. */
 const COMMON_WGSL = `
-  fn isFinite(value : f32) -> bool {
-    return (bitcast<u32>(value) & 0x7f800000u) != 0x7f800000u;
-  }
   fn insideSrc(position : vec3<i32>) -> bool {
     return all(position >= vec3<i32>(0)) && all(position < uniforms.srcSpatial.xyz);
   }
@@ -61,22 +59,27 @@ const COMMON_WGSL = `
 `;
 
 /**
- * Pass 1, 'tiles' (see WebgpuReductionPlan): one workgroup per (split, group, TM × TN tile) of
- * the group's filter matrix (rows: diffDst channels; columns: (src channel, kernel offset)
- * pairs, channels inner for NXC data so neighbouring invocations read neighbouring addresses).
- * Each step stages TR reduction rows (batch × diffDst positions): the row's offsets, decoded
- * once per row, then the TR × TM diffDst values and the TR × TN im2col'd src values (zero
- * outside the src tensor); each invocation then adds TR products into its 4 × 4 outputs with
- * vec4 arithmetic from workgroup memory. A step whose diffDst values include NaN or ±Inf
- * (rare) takes a path that skips the out-of-tensor terms by position, as the definition does,
- * rather than multiplying them by a zero (Inf · 0 = NaN). Outputs go to
- * result[split · filterSize + filter index] (filter index from the geometry's strides).
+ * Pass 1, 'blocks' (see WebgpuReductionPlan): one invocation per (split, group, BM × 4 block)
+ * of the group's filter matrix, reading both operands straight from the tensors: no workgroup
+ * memory and no barrier. Per reduction row (batch × diffDst positions, stepped with carries,
+ * never divided) an invocation reads its BM diffDst values and its 4 src values (one per
+ * column, each tested against the src bounds) and adds BM × 4 products with vec4 arithmetic.
+ * Out-of-tensor terms are skipped by position (a select on the product), as the definition
+ * does, so NaN or ±Inf in diffDst stay exact. Columns are ordered channels inner for NXC data
+ * (a block's 4 src reads are neighbouring addresses), kernel offsets inner for NCX.
  *
- * Cache key: `ConvBackpropFiltersTiles_<TM>x<TN>x<TR>_<column order>` (plus tfjs's: workgroup
- * size, ranks, dtypes); the tile shape and column order are the only things baked in: sizes,
- * strides, dilations, pads, groups, layouts and the split are uniforms (geometryUniforms).
+ * Why no workgroup memory: where invocations run as 4-lane groups on CPU threads (SwiftShader),
+ * a barrier switches between every lane group of the workgroup and workgroup memory is read
+ * and written lane by lane, so staging operands there costs more than the reads it saves. Here
+ * a block's BM + 4 reads serve 4 · BM products from registers, and invocations next to each
+ * other (blocks along columns are fastest) read the same diffDst values and neighbouring src
+ * values, which a GPU's caches serve. On a large GPU a workgroup tile staged in shared memory
+ * would save more reads; this program keeps to what the CPU adapter runs well.
+ *
+ * Cache key: `ConvBackpropFiltersBlocks_<BM>x4_<column order>` (plus tfjs's): sizes, strides,
+ * dilations, pads, groups, layouts and the split are uniforms (geometryUniforms).
  */
-export class FilterGradientTilesProgram implements WebGPUProgram {
+export class FilterGradientBlocksProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly uniforms = GEOMETRY_UNIFORMS;
   readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
@@ -90,239 +93,204 @@ export class FilterGradientTilesProgram implements WebGPUProgram {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
     this.channelsInner = geometry.dataFormat === 'NXC';
-    this.shaderKey = `ConvBackpropFiltersTiles_${plan.tileRows}x${plan.tileColumns}x${plan.stepRows}_${
+    this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
         this.channelsInner ? 'channelsInner' : 'kernelInner'}`;
   }
 
   getUserCode(): string {
-    const {tileRows: TM, tileColumns: TN, stepRows: TR} = this.plan;
+    const BM = this.plan.blockRows;
+    const rows = [...Array(BM).keys()];
+    const cols = [0, 1, 2, 3];
     const columnOf = this.channelsInner ?
-        'let sc = column % SC; let k = column / SC;' :
-        'let k = column % uniforms.kernel.w; let sc = column / uniforms.kernel.w;';
+        (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
+        (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
     return `
   ${COMMON_WGSL}
-  const TM = ${TM};
-  const TN = ${TN};
-  const TR = ${TR};
-  const FAR = -536870912;  // a position outside every tensor, for rows and columns that hold none
-  var<workgroup> tileA : array<vec4<f32>, ${TR * TM / 4}>;
-  var<workgroup> tileB : array<vec4<f32>, ${TR * TN / 4}>;
-  var<workgroup> rowDiffDst : array<i32, TR>;
-  var<workgroup> rowSrc : array<i32, TR>;
-  var<workgroup> rowPosition : array<vec3<i32>, TR>;
-  var<workgroup> columnSrc : array<i32, TN>;
-  var<workgroup> columnOffset : array<vec3<i32>, TN>;
-  var<workgroup> columnFilter : array<i32, TN>;
-  var<workgroup> stepHasSpecials : atomic<u32>;
-
-  // Writes one row of an invocation's 4 × 4 outputs (those inside the group's matrix).
-  fn store(splitBase : i32, dc : i32, firstColumn : i32, firstLocal : i32, values : vec4<f32>, DC : i32, columns : i32) {
-    if (dc >= DC) {
+  const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
+  fn main(index : i32) {
+    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
+    let split = index / perSplit;
+    var block = index % perSplit;
+    if (split >= uniforms.work.z || block >= uniforms.blocks.w) {
       return;
     }
-    let rowBase = splitBase + dc * uniforms.filterChannels.y;
-    ${[0, 1, 2, 3].map(j => `if (firstColumn + ${j} < columns) {
-      result[rowBase + columnFilter[firstLocal + ${j}]] = values[${j}];
-    }`).join('\n    ')}
-  }
-
-  fn main(index : i32) {
-    let local = i32(localIndex);
-    let workgroup = index / ${WORKGROUP_INVOCATIONS};
-    let split = workgroup / uniforms.work.w;
-    let inSplits = split < uniforms.work.z;
-    var tile = workgroup % uniforms.work.w;
-    let tileN = tile % uniforms.tiles.y;
-    tile = tile / uniforms.tiles.y;
-    let tileM = tile % uniforms.tiles.x;
-    let g = tile / uniforms.tiles.x;
+    let blockN = block % uniforms.blocks.y;
+    block = block / uniforms.blocks.y;
+    let blockM = block % uniforms.blocks.x;
+    let g = block / uniforms.blocks.x;
     let SC = uniforms.dilations.w;
     let DC = uniforms.padsBegin.w;
     let columns = SC * uniforms.kernel.w;
 
-    for (var c = local; c < TN; c = c + ${WORKGROUP_INVOCATIONS}) {
-      let column = tileN * TN + c;
-      ${columnOf}
-      let kx = k % uniforms.kernel.z;
-      let ky = (k / uniforms.kernel.z) % uniforms.kernel.y;
-      let kz = k / (uniforms.kernel.z * uniforms.kernel.y);
-      let offset = vec3<i32>(kz, ky, kx) * uniforms.dilations.xyz;
-      columnSrc[c] = (g * SC + sc) * uniforms.srcSteps.w + dot(offset, uniforms.srcSteps.xyz);
-      columnOffset[c] = select(vec3<i32>(FAR), offset, column < columns);
-      columnFilter[c] = sc * uniforms.filterChannels.z + dot(vec3<i32>(kz, ky, kx), uniforms.filterSteps.xyz);
-    }
+    ${cols.map(j => `let column${j} = blockN * 4 + ${j};
+    ${columnOf(j)}
+    let kernel${j} = vec3<i32>(k${j} / (uniforms.kernel.z * uniforms.kernel.y), (k${j} / uniforms.kernel.z) % uniforms.kernel.y, k${j} % uniforms.kernel.z);
+    let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, column${j} < columns);
+    let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
+    ${rows.map(i => `let dc${i} = blockM * ${BM} + ${i};
+    let rowDiffDst${i} = (g * DC + min(dc${i}, DC - 1)) * uniforms.diffDstSteps.w;`).join('\n    ')}
 
-    let rowStart = select(uniforms.work.x, split * uniforms.work.y, inSplits);
+    let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    let tx = local % (TN / 4);
-    let ty = local / (TN / 4);
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
-    for (var step = 0; step < uniforms.tiles.z; step = step + 1) {
-      let firstRow = rowStart + step * TR;
-      if (local < TR) {
-        let row = firstRow + local;
-        var rest = row;
-        let px = rest % uniforms.diffDstSpatial.z;
-        rest = rest / uniforms.diffDstSpatial.z;
-        let py = rest % uniforms.diffDstSpatial.y;
-        rest = rest / uniforms.diffDstSpatial.y;
-        let pz = rest % uniforms.diffDstSpatial.x;
-        let n = rest / uniforms.diffDstSpatial.x;
-        let position = vec3<i32>(pz, py, px) * uniforms.strides.xyz - uniforms.padsBegin.xyz;
-        let inside = row < rowEnd;
-        rowDiffDst[local] = select(-1, n * uniforms.diffDstSpatial.w + dot(vec3<i32>(pz, py, px), uniforms.diffDstSteps.xyz), inside);
-        rowSrc[local] = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
-        rowPosition[local] = select(vec3<i32>(FAR), position, inside);
-      }
-      if (local == 0) {
-        atomicStore(&stepHasSpecials, 0u);
-      }
-      workgroupBarrier();
-
-      for (var i = 0; i < TR * TM / ${WORKGROUP_INVOCATIONS}; i = i + 1) {
-        let e = i * ${WORKGROUP_INVOCATIONS} + local;
-        let r = e / TM;
-        let dc = tileM * TM + e % TM;
-        var a = 0.0;
-        if (rowDiffDst[r] >= 0 && dc < DC) {
-          a = diffDst[rowDiffDst[r] + (g * DC + dc) * uniforms.diffDstSteps.w];
-          if (!isFinite(a)) {
-            atomicStore(&stepHasSpecials, 1u);
+    var px = rowStart % uniforms.diffDstSpatial.z;
+    var rest = rowStart / uniforms.diffDstSpatial.z;
+    var py = rest % uniforms.diffDstSpatial.y;
+    rest = rest / uniforms.diffDstSpatial.y;
+    var pz = rest % uniforms.diffDstSpatial.x;
+    var n = rest / uniforms.diffDstSpatial.x;
+    ${rows.map(i => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
+    for (var row = rowStart; row < rowEnd; row = row + 1) {
+      let p = vec3<i32>(pz, py, px);
+      let position = p * uniforms.strides.xyz - uniforms.padsBegin.xyz;
+      let d = n * uniforms.diffDstSpatial.w + dot(p, uniforms.diffDstSteps.xyz);
+      let s = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
+      ${cols.map(j => `let inside${j} = insideSrc(position + offset${j});
+      var b${j} = 0.0;
+      if (inside${j}) {
+        b${j} = src[s + columnSrc${j}];
+      }`).join('\n      ')}
+      let b = vec4<f32>(b0, b1, b2, b3);
+      let inside = vec4<bool>(inside0, inside1, inside2, inside3);
+      ${rows.map(i => `acc${i} = acc${i} + select(vec4<f32>(0.0), diffDst[d + rowDiffDst${i}] * b, inside);`).join('\n      ')}
+      px = px + 1;
+      if (px == uniforms.diffDstSpatial.z) {
+        px = 0;
+        py = py + 1;
+        if (py == uniforms.diffDstSpatial.y) {
+          py = 0;
+          pz = pz + 1;
+          if (pz == uniforms.diffDstSpatial.x) {
+            pz = 0;
+            n = n + 1;
           }
         }
-        tileA[e / 4][e % 4] = a;
       }
-      for (var i = 0; i < TR * TN / ${WORKGROUP_INVOCATIONS}; i = i + 1) {
-        let e = i * ${WORKGROUP_INVOCATIONS} + local;
-        let r = e / TN;
-        let c = e % TN;
-        var b = 0.0;
-        if (insideSrc(rowPosition[r] + columnOffset[c])) {
-          b = src[rowSrc[r] + columnSrc[c]];
-        }
-        tileB[e / 4][e % 4] = b;
-      }
-      workgroupBarrier();
-
-      if (atomicLoad(&stepHasSpecials) == 0u) {
-        for (var r = 0; r < TR; r = r + 1) {
-          let a = tileA[r * (TM / 4) + ty];
-          let b = tileB[r * (TN / 4) + tx];
-          acc0 = acc0 + a.x * b;
-          acc1 = acc1 + a.y * b;
-          acc2 = acc2 + a.z * b;
-          acc3 = acc3 + a.w * b;
-        }
-      } else {
-        for (var r = 0; r < TR; r = r + 1) {
-          let a = tileA[r * (TM / 4) + ty];
-          let b = tileB[r * (TN / 4) + tx];
-          let position = rowPosition[r];
-          let inside = vec4<f32>(${[0, 1, 2, 3].map(j => `f32(insideSrc(position + columnOffset[tx * 4 + ${j}]))`).join(', ')});
-          acc0 = acc0 + select(vec4<f32>(0.0), a.x * b, inside == vec4<f32>(1.0));
-          acc1 = acc1 + select(vec4<f32>(0.0), a.y * b, inside == vec4<f32>(1.0));
-          acc2 = acc2 + select(vec4<f32>(0.0), a.z * b, inside == vec4<f32>(1.0));
-          acc3 = acc3 + select(vec4<f32>(0.0), a.w * b, inside == vec4<f32>(1.0));
-        }
-      }
-      workgroupBarrier();
     }
 
-    if (!inSplits) {
-      return;
-    }
     let splitBase = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x;
-    ${[0, 1, 2, 3].map(i => `store(splitBase, tileM * TM + ty * 4 + ${i}, tileN * TN + tx * 4, tx * 4, acc${i}, DC, columns);`).join('\n    ')}
+    ${cols.map(j => `let columnFilter${j} = sc${j} * uniforms.filterChannels.z + dot(kernel${j}, uniforms.filterSteps.xyz);`).join('\n    ')}
+    ${rows.map(i => `if (dc${i} < DC) {
+      ${cols.map(j => `if (column${j} < columns) {
+        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}[${j}];
+      }`).join('\n      ')}
+    }`).join('\n    ')}
   }
 `;
   }
 }
 
 /**
- * Pass 1, 'elements' (see WebgpuReductionPlan): one invocation per (split, filter element),
- * enumerated with the group fastest so that neighbouring invocations of a depthwise problem
- * read neighbouring channels. An invocation walks its split's rows (batch × outer diffDst
- * positions); per row it checks the outer src coordinates once and sweeps exactly the
- * innermost positions whose src coordinate is inside (bounds solved per element, not tested
- * per term), one multiply-add a position.
+ * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, T neighbouring taps
+ * along the innermost kernel axis of one filter row), enumerated with the group fastest so
+ * that neighbouring invocations of a depthwise problem read neighbouring channels. An
+ * invocation walks its split's rows (batch × outer diffDst positions); per row it checks the
+ * outer src coordinates once and sweeps the innermost positions where any of its taps is
+ * inside, reading each diffDst value once for its T taps (T + 1 reads for T multiply-adds).
+ * Each tap's inside range is solved once per invocation: the middle stretch where every tap is
+ * inside runs without tests, the ends test each tap and skip a product outside its range (not
+ * multiply it by zero), as the definition does.
  *
- * Cache key: `ConvBackpropFiltersElements` (plus tfjs's): nothing of the geometry is baked in.
+ * Cache key: `ConvBackpropFiltersTaps<T>` (plus tfjs's): only T (1-4) is baked in.
  */
-export class FilterGradientElementsProgram implements WebGPUProgram {
+export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
   readonly uniforms = GEOMETRY_UNIFORMS;
   readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
   readonly dispatchLayout = {x: [0]};
   dispatch: [number, number, number];
   readonly outputShape: number[];
-  shaderKey = 'ConvBackpropFiltersElements';
+  shaderKey: string;
 
-  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
+  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [Math.ceil(plan.splits * geometry.filterSize / WORKGROUP_INVOCATIONS), 1, 1];
+    this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.taps}`;
   }
 
   getUserCode(): string {
+    const T = this.plan.taps;
+    const taps = [...Array(T).keys()];
+    // One stretch of positions [from, to): each tap's product tested against its range, or not.
+    const sweep = (from: string, to: string, tested: boolean) => `{
+        var s = srcRow + (${from}) * srcStep;
+        var d = diffDstRow + (${from}) * diffDstStep;
+        for (var px = ${from}; px < ${to}; px = px + 1) {
+          let a = diffDst[d];
+          ${taps.map(t => tested ? `if (px >= first${t} && px < end${t}) {
+            sum${t} = sum${t} + a * src[s + tap${t}];
+          }` : `sum${t} = sum${t} + a * src[s + tap${t}];`).join('\n          ')}
+          s = s + srcStep;
+          d = d + diffDstStep;
+        }
+      }`;
     return `
   ${COMMON_WGSL}
   fn main(index : i32) {
-    let filterSize = uniforms.filterSteps.w;
-    let split = index / filterSize;
-    if (split >= uniforms.work.z) {
+    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
+    let split = index / perSplit;
+    var rest = index % perSplit;
+    if (split >= uniforms.work.z || rest >= uniforms.blocks.w) {
       return;
     }
     let G = uniforms.strides.w;
     let SC = uniforms.dilations.w;
     let DC = uniforms.padsBegin.w;
-    var rest = index % filterSize;
     let g = rest % G;
     rest = rest / G;
     let dc = rest % DC;
     rest = rest / DC;
     let sc = rest % SC;
     rest = rest / SC;
-    let kx = rest % uniforms.kernel.z;
-    rest = rest / uniforms.kernel.z;
+    let kxBlock = rest % uniforms.blocks.y;
+    rest = rest / uniforms.blocks.y;
     let ky = rest % uniforms.kernel.y;
     let kz = rest / uniforms.kernel.y;
-    let offset = vec3<i32>(kz, ky, kx) * uniforms.dilations.xyz - uniforms.padsBegin.xyz;
+    let outer = vec2<i32>(kz, ky) * uniforms.dilations.xy - uniforms.padsBegin.xy;
 
-    // The innermost positions px whose src coordinate px · stride + offset lies inside.
+    // Per tap, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
     let stride = uniforms.strides.z;
-    let firstX = max(0, divCeil(-offset.z, stride));
-    let endX = min(uniforms.diffDstSpatial.z, divFloor(uniforms.srcSpatial.z - 1 - offset.z, stride) + 1);
+    let width = uniforms.diffDstSpatial.z;
+    ${taps.map(t => `let kx${t} = kxBlock * ${T} + ${t};
+    let valid${t} = kx${t} < uniforms.kernel.z;
+    let offset${t} = kx${t} * uniforms.dilations.z - uniforms.padsBegin.z;
+    let first${t} = select(width, max(0, divCeil(-offset${t}, stride)), valid${t});
+    let end${t} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1), valid${t});
+    let tap${t} = select(0, ${t} * uniforms.dilations.z * uniforms.srcSteps.z, valid${t});
+    var sum${t} = 0.0;`).join('\n    ')}
+    // Positions where some tap is inside, and the middle stretch where every existing tap is
+    // (taps beyond the kernel read tap 0's value there, and their sums are never stored).
+    let firstX = ${taps.map(t => `first${t}`).reduce((a, b) => `min(${a}, ${b})`)};
+    let endX = ${taps.map(t => `end${t}`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allFirst = ${taps.map(t => `select(0, first${t}, valid${t})`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allEnd = ${taps.map(t => `select(width, end${t}, valid${t})`).reduce((a, b) => `min(${a}, ${b})`)};
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
-    let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + (firstX * stride + offset.z) * uniforms.srcSteps.z;
-    let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w + firstX * diffDstStep;
+    let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + offset0 * uniforms.srcSteps.z;
+    let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w;
 
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    var sum = 0.0;
     for (var row = rowStart; row < rowEnd; row = row + 1) {
       let py = row % uniforms.diffDstSpatial.y;
-      let outer = row / uniforms.diffDstSpatial.y;
-      let pz = outer % uniforms.diffDstSpatial.x;
-      let n = outer / uniforms.diffDstSpatial.x;
-      let z = pz * uniforms.strides.x + offset.x;
-      let y = py * uniforms.strides.y + offset.y;
+      let rows = row / uniforms.diffDstSpatial.y;
+      let pz = rows % uniforms.diffDstSpatial.x;
+      let n = rows / uniforms.diffDstSpatial.x;
+      let z = pz * uniforms.strides.x + outer.x;
+      let y = py * uniforms.strides.y + outer.y;
       if (z < 0 || z >= uniforms.srcSpatial.x || y < 0 || y >= uniforms.srcSpatial.y) {
         continue;
       }
-      var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
-      var d = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      for (var px = firstX; px < endX; px = px + 1) {
-        sum = sum + diffDst[d] * src[s];
-        s = s + srcStep;
-        d = d + diffDstStep;
-      }
+      let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
+      let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
+      ${sweep('firstX', 'min(allFirst, endX)', true)}
+      ${sweep('allFirst', 'allEnd', false)}
+      ${sweep('max(allFirst, allEnd)', 'endX', true)}
     }
-    let filterIndex = g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y + sc * uniforms.filterChannels.z +
-        dot(vec3<i32>(kz, ky, kx), uniforms.filterSteps.xyz);
-    result[split * filterSize + filterIndex] = sum;
+    let filterRow = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
+        sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x + ky * uniforms.filterSteps.y;
+    ${taps.map(t => `if (kx${t} < uniforms.kernel.z) {
+      result[filterRow + kx${t} * uniforms.filterSteps.z] = sum${t};
+    }`).join('\n    ')}
   }
 `;
   }

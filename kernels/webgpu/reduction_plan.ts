@@ -1,45 +1,52 @@
 import type {FilterGradientGeometry} from '../../src/geometry';
 
 /**
- * How the webgpu kernel lays the canonical computation out over workgroups.
+ * How the webgpu kernel lays the canonical computation out over invocations.
  *
  * Per group the filter gradient is a matrix product: rows are the group's diffDst channels
  * (DC), columns its (src channel, kernel offset) pairs (SC · Kvol), and the reduction runs over
- * R = batch × diffDst positions. 'tiles' gives each workgroup a TM × TN tile of that matrix
- * (64 invocations, 4 × 4 outputs each) and steps through the reduction TR rows at a time, both
- * operands staged in workgroup memory so each element read from the tensors serves TM or TN
- * products. When a group's matrix is too small to fill tiles (depthwise: 1 × Kvol) 'elements'
- * runs one invocation per filter element instead, sweeping whole rows of positions with the
- * bounds solved once per row. Either way, when the filter gives too few workgroups for the
- * reduction's length, the reduction is split across workgroups (partial sums, then a pass that
- * adds them).
+ * R = batch × diffDst positions. 'blocks' gives each invocation a BM × 4 block of that matrix
+ * (BM = 8 diffDst channels, 4 when DC < 8) and walks the reduction one row at a time, reading
+ * BM + 4 values for 4 · BM products. When a group has fewer than 4 rows (depthwise: 1 × Kvol)
+ * a block would mostly compute padding, and 'taps' runs one invocation per T neighbouring taps
+ * of one filter row instead (T ≤ 4 along the innermost kernel axis, as even as the width
+ * allows), sweeping whole rows of positions with each diffDst value read once for its T taps
+ * and the bounds solved once per invocation. Either way,
+ * when the filter gives too few invocations for the reduction's length, the reduction is split
+ * (partial sums, then a pass that adds them).
  */
 export interface WebgpuReductionPlan {
-  readonly mode: 'tiles' | 'elements';
-  /** 'tiles': the tile's diffDst channels and columns (TM/4 · TN/4 = 64 invocations). */
-  readonly tileRows: number;
-  readonly tileColumns: number;
-  /** Reduction rows staged per step ('tiles'). */
-  readonly stepRows: number;
-  /** Reduction units: 'tiles' all of R; 'elements' rows of positions (R / innermost size). */
+  readonly mode: 'blocks' | 'taps';
+  /** 'taps': neighbouring taps of the innermost kernel axis per invocation (T, 1-4). */
+  readonly taps: number;
+  /** 'blocks': diffDst channels per block (BM); the block has BLOCK_COLUMNS columns. */
+  readonly blockRows: number;
+  /** Invocations of one split: 'blocks' G · ⌈DC / BM⌉ · ⌈SC · Kvol / 4⌉; 'taps' filter size / T, rounded up per filter row. */
+  readonly blocksPerSplit: number;
+  /** Reduction units: 'blocks' all of R; 'taps' rows of positions (R / innermost size). */
   readonly reductionRows: number;
   readonly splits: number;
   readonly rowsPerSplit: number;
-  /** Workgroups of one split ('tiles': G × row tiles × column tiles; 'elements': filter / 64). */
+  /** Workgroups of one split (invocations of a split / 64, rounded up). */
   readonly workgroupsPerSplit: number;
 }
 
 export const WORKGROUP_INVOCATIONS = 64;
-export const STEP_ROWS = 32;
-/** Tile shapes of 64 invocations × 4 × 4 outputs, balanced first. */
-const TILE_SHAPES: ReadonlyArray<readonly [number, number]> = [[32, 32], [16, 64], [64, 16], [8, 128], [128, 8]];
-/** Below this share of useful products per tile, one invocation per element is cheaper. */
-const MIN_TILE_USE = 0.25;
-/** Enough invocations for a large GPU (16K) before the reduction is split further. */
-const TARGET_INVOCATIONS = 16384;
+export const BLOCK_COLUMNS = 4;
+/** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
+const MIN_BLOCK_ROWS = 4;
+/**
+ * Invocations to aim for before the reduction is split further: every split adds its partial
+ * filter to the second pass, and on SwiftShader (a few CPU threads running 4-lane invocation
+ * groups) 2K invocations keep every thread busy while more splits cost more than they spread.
+ * A discrete GPU wants more in flight; this is the one constant to raise there.
+ */
+const TARGET_INVOCATIONS = 2048;
 /** A split sums at least this many products per output, so the second pass stays small. */
 const MIN_PRODUCTS_PER_SPLIT = 256;
 const MAX_SPLITS = 256;
+/** Taps per 'taps' invocation at most: T + 1 reads for T products, T sums in registers. */
+const MAX_TAPS = 4;
 
 export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuReductionPlan {
   const rows = geometry.diffDst.channelsPerGroup;
@@ -48,23 +55,21 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const positions = geometry.axes.reduce((volume, axis) => volume * axis.diffDstSize, 1);
   const reduction = geometry.batch * positions;
 
-  const padded = (size: number, tile: number) => Math.ceil(size / tile) * tile;
-  const [tileRows, tileColumns] = TILE_SHAPES.reduce((best, shape) =>
-      padded(rows, shape[0]) * padded(columns, shape[1]) < padded(rows, best[0]) * padded(columns, best[1]) ? shape : best);
-  const use = rows * columns / (padded(rows, tileRows) * padded(columns, tileColumns));
-  if (use >= MIN_TILE_USE) {
-    const workgroupsPerSplit = geometry.groups * Math.ceil(rows / tileRows) * Math.ceil(columns / tileColumns);
-    const wanted = Math.ceil(TARGET_INVOCATIONS / (workgroupsPerSplit * WORKGROUP_INVOCATIONS));
-    const {splits, rowsPerSplit} = split(reduction, wanted, MIN_PRODUCTS_PER_SPLIT);
-    return {mode: 'tiles', tileRows, tileColumns, stepRows: STEP_ROWS, reductionRows: reduction, splits, rowsPerSplit,
-            workgroupsPerSplit};
+  if (rows >= MIN_BLOCK_ROWS) {
+    const blockRows = rows >= 8 ? 8 : 4;
+    const blocksPerSplit = geometry.groups * Math.ceil(rows / blockRows) * Math.ceil(columns / BLOCK_COLUMNS);
+    const {splits, rowsPerSplit} = split(reduction, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), MIN_PRODUCTS_PER_SPLIT);
+    return {mode: 'blocks', taps: 1, blockRows, blocksPerSplit, reductionRows: reduction, splits, rowsPerSplit,
+            workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
   const rowLength = geometry.axes[geometry.axes.length - 1].diffDstSize;
   const reductionRows = reduction / rowLength;
-  const wanted = Math.ceil(TARGET_INVOCATIONS / geometry.filterSize);
-  const {splits, rowsPerSplit} = split(reductionRows, wanted, Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
-  return {mode: 'elements', tileRows: 1, tileColumns: 1, stepRows: 1, reductionRows, splits, rowsPerSplit,
-          workgroupsPerSplit: Math.ceil(geometry.filterSize / WORKGROUP_INVOCATIONS)};
+  const kernelWidth = geometry.axes[geometry.axes.length - 1].kernelSize;
+  const taps = Math.ceil(kernelWidth / Math.ceil(kernelWidth / MAX_TAPS));
+  const blocksPerSplit = geometry.filterSize / kernelWidth * Math.ceil(kernelWidth / taps);
+  const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
+  return {mode: 'taps', taps, blockRows: 1, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
 }
 
 function split(rows: number, wanted: number, minRowsPerSplit: number) {

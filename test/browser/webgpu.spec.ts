@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
-import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
+import {BLOCK_COLUMNS, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhereAsync} from '../helpers/run_case';
@@ -95,29 +95,52 @@ describe('webgpu:', () => {
     return planWebgpuReduction(geometry);
   }
 
-  it('splits long reductions over tiles (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
+  it('splits long reductions over blocks (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
     const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
-    expect(plan.mode).toBe('tiles');
+    expect(plan.mode).toBe('blocks');
     expect(plan.splits).toBeGreaterThan(1);
   });
 
-  it('splits long reductions over elements (depthwise) and sums exactly', async () => {
+  it('splits long reductions over taps (depthwise) and sums exactly', async () => {
     const plan = await checkAgainstCpu([2, 30, 30, 4], [2, 30, 30, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
-    expect(plan.mode).toBe('elements');
+    expect(plan.mode).toBe('taps');
+    expect(plan.taps).toBe(3);
     expect(plan.splits).toBeGreaterThan(1);
   });
 
-  it('runs tiles taller and wider than one (several row and column tiles, channels not multiples of the tile)', async () => {
+  it('runs taps in blocks of 3 + 2 (width 5: a tap beyond the kernel), strided and dilated, channel multiplier 2, NCX', async () => {
+    const plan = await checkAgainstCpu([2, 3, 7, 12], [2, 6, 6, 3], {strides: [1, 3], dilations: [1, 2], padsBegin: [0, 2], padsEnd: [1, 1],
+                                                                      groups: 3, filterShape: [3, 5], dataFormat: 'NCX'});
+    expect(plan.mode).toBe('taps');
+    expect(plan.taps).toBe(3);
+  });
+
+  it('runs taps of one (width 1) and of four (width 8, two blocks), transposed', async () => {
+    const one = await checkAgainstCpu([3, 6, 5, 4], [3, 6, 5, 4], {strides: [1, 1], groups: 4, filterShape: [1, 1]});
+    expect([one.mode, one.taps]).toEqual(['taps', 1]);
+    const four = await checkAgainstCpu([2, 5, 8], [2, 11, 8], {strides: [2], padsBegin: [3], padsEnd: [2], groups: 8, filterShape: [8]}, true);
+    expect([four.mode, four.taps]).toEqual(['taps', 4]);
+  });
+
+  it('runs several row and column blocks, channels not multiples of the block (8-row blocks)', async () => {
     const plan = await checkAgainstCpu([2, 7, 7, 40], [2, 4, 4, 70], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], filterShape: [3, 2]});
-    expect(plan.mode).toBe('tiles');
-    expect(Math.ceil(70 / plan.tileRows) * Math.ceil(40 * 6 / plan.tileColumns)).toBeGreaterThan(2);
+    expect(plan.mode).toBe('blocks');
+    expect(plan.blockRows).toBe(8);
+    expect(Math.ceil(70 / plan.blockRows) * Math.ceil(40 * 6 / BLOCK_COLUMNS)).toBeGreaterThan(2);
+  });
+
+  it('runs 4-row blocks (5 diffDst channels per group, grouped, NCX, dilated)', async () => {
+    const plan = await checkAgainstCpu([2, 6, 9, 9], [2, 10, 8, 5], {strides: [1, 2], dilations: [2, 1], padsBegin: [1, 1], padsEnd: [0, 1],
+                                                                       groups: 2, filterShape: [2, 3], dataFormat: 'NCX'});
+    expect(plan.mode).toBe('blocks');
+    expect(plan.blockRows).toBe(4);
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
     const cache = () => Object.keys((tf.backend() as unknown as {pipelineCache: Record<string, unknown>}).pipelineCache)
                             .filter(key => key.startsWith('ConvBackpropFilters')).length;
     const problems = [
-      // tiles, channels inner; elements (depthwise); tiles, kernel inner (NCX); each with a split
+      // blocks, channels inner; taps (depthwise); blocks, kernel inner (NCX); each with a split
       {input: [9, 9, 8], outputDelta: [9, 9, 8], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
       {input: [9, 9, 4], outputDelta: [5, 5, 4], attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]}},
       {input: [8, 9, 9], outputDelta: [8, 9, 9], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'}},
