@@ -19,21 +19,10 @@ export function registerWebglKernels(backendName: string) {
   for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
 }
 
-/**
- * Unregisters every kernel of `backendName` and removes the backend. The programs it compiled
- * stay in tfjs's program cache, which the backends of one WebGL version share with their
- * context (tfjs deletes them on dispose unless IS_TEST is set): later backends reuse those
- * whose source they would compile again.
- */
+/** Unregisters every kernel of `backendName` and removes the backend. */
 export function removeWebglBackend(backendName: string) {
   for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
-  const isTest = tf.env().getBool('IS_TEST');
-  tf.env().set('IS_TEST', true);
-  try {
-    tf.removeBackend(backendName);
-  } finally {
-    tf.env().set('IS_TEST', isTest);
-  }
+  tf.removeBackend(backendName);
 }
 
 /**
