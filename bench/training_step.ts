@@ -227,6 +227,7 @@ export async function runTrainingModel(
           state[config].warmUpMs.push(await timedStep(config, false));
         } catch (e) {
           state[config].error = errorText(e);
+          log(`  ${spec.id} ${config}: ${String((e as Error)?.stack ?? e)}`);
           tensorsLeftByFailures += tf.memory().numTensors - tensors;
         }
       }

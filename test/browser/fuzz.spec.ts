@@ -1,9 +1,9 @@
 /**
  * The differential fuzzer, hostile inputs and memory under load on webgl, in headless Chromium.
  *
- * In `npm test` (no client args) it runs the CI sample: CI_COUNT random problems on WebGL 2
- * (tfjs's default flags) and smaller samples on WebGL 1 unpacked and on a float16-only device;
- * generated invalid calls; 1,000 calls with mixed shapes; and a WebGL context lost mid-run.
+ * In `npm test` (no client args) it runs the CI sample: random problems spread over the kernel's
+ * plans on WebGL 2 (tfjs's default flags), on WebGL 1 unpacked and on a float16-only device;
+ * generated invalid calls; 480 calls with mixed shapes; and a WebGL context lost mid-run.
  *
  * `npm run fuzz -- --backend webgl --count N --seed S [--env E]` (test/fuzz/cli.ts) loads this
  * file alone, with its options as karma client args: then it runs that fuzz run only, yielding
@@ -18,12 +18,14 @@ import * as tf from '@tensorflow/tfjs-core';
 import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
+import {planReduction} from '../../kernels/webgl/reduction_plan';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import type {FuzzCliOptions} from '../fuzz/cli';
-import {describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
-import {describeHostile, HOSTILE_CATEGORIES, hostileCall, runHostile} from '../fuzz/hostile';
+import {addToSummary, describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
+import {HOSTILE_CATEGORIES, runHostileSample} from '../fuzz/hostile';
 import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuzz/problems';
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
@@ -129,17 +131,40 @@ const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 
 const MULTI_TARGET_PLANS = {'wide-tiles': planWideTiles, 'wide-taps': planWideTaps, 'thin-taps': planThinTaps};
 
+/** The problem's geometry (its filter shape given by its kernel, in its filter format). */
+function geometryOf(problem: FuzzProblem) {
+  return computeGeometry(problem.op, {
+    input: {shape: problem.inputShape, dtype: 'float32'}, outputDelta: {shape: problem.outputDeltaShape, dtype: 'float32'},
+  }, {...problem.attrs, filterFormat: problem.referenceAttrs.filterFormat, filterShape: problem.referenceAttrs.kernel});
+}
+
 /** `--path P`: whether a problem takes multi-target pass P (on WebGL 2 with 8 draw buffers, as SwiftShader has). */
 function takesPath(path: string): (problem: FuzzProblem) => boolean {
   const plan = MULTI_TARGET_PLANS[path as keyof typeof MULTI_TARGET_PLANS];
   if (plan === undefined) throw new Error(`--path takes ${Object.keys(MULTI_TARGET_PLANS).join(', ')}, got '${path}'`);
   return problem => {
     if (problem.filterShape.some(size => size === 0) || problem.inputShape[0] === 0) return false;
-    const geometry = computeGeometry(problem.op, {
-      input: {shape: problem.inputShape, dtype: 'float32'}, outputDelta: {shape: problem.outputDeltaShape, dtype: 'float32'},
-    }, {...problem.attrs, filterShape: problem.filterShape});
-    return plan(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null;
+    return plan(geometryOf(problem), 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null;
   };
+}
+
+/**
+ * The plan the webgl kernel makes for a problem under the current flags (8 draw buffers, as
+ * SwiftShader has): a multi-target pass on WebGL 2, else the single-target mode of
+ * kernels/webgl/reduction_plan.ts, with ' split' when its reduction is split (a second pass
+ * sums the splits); 'batch 0' for an empty batch. The kernel still falls back to the
+ * single-target programs where it cannot read an input's texture directly.
+ */
+function plannedPath(problem: FuzzProblem): string {
+  if (problem.inputShape[0] === 0) return 'batch 0';
+  const geometry = geometryOf(problem);
+  if (tf.env().getNumber('WEBGL_VERSION') === 2 && tf.env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET)) {
+    for (const [path, plan] of Object.entries(MULTI_TARGET_PLANS)) {
+      if (plan(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null) return path;
+    }
+  }
+  const plan = planReduction(geometry);
+  return plan.splits > 1 ? `${plan.mode} split` : plan.mode;
 }
 
 if (cliOptions !== undefined) {
@@ -168,11 +193,7 @@ if (cliOptions !== undefined) {
           shrink: options.shrink, maxFailures: options.maxFailures - total.failures.length,
           accept: options.path !== undefined ? takesPath(options.path) : undefined,
         });
-        total.count += summary.count;
-        total.passed += summary.passed;
-        total.failures.push(...summary.failures);
-        total.milliseconds += summary.milliseconds;
-        for (const [k, v] of Object.entries(summary.mix)) total.mix[k] = (total.mix[k] ?? 0) + v;
+        addToSummary(total, summary);
         if ((done + block) % 1000 === 0 || done + block >= count) {
           console.log(`  ${total.count} problems, ${total.failures.length} failed, ${(total.milliseconds / 1000).toFixed(1)} s`);
         }
@@ -185,26 +206,44 @@ if (cliOptions !== undefined) {
   });
 } else {
   describe('webgl fuzz (CI sample):', () => {
-    // Two thirds of the Node backends' sample on WebGL 2 (~35 s on SwiftShader), which keeps
-    // the browser suite within its 5 minutes; the long runs are `npm run fuzz`'s.
-    const samples: Array<{environment: string; count: number}> = [
-      {environment: 'webgl2', count: Math.round(CI_COUNT * 2 / 3)},
-      {environment: 'webgl1-unpacked', count: 60},
-      {environment: 'float16', count: 60},
+    // Compile time dominates (a problem of a new shape compiles ~5 programs), so the sample is
+    // spread over the kernel's plans rather than drawn as it comes: of the first `drawn`
+    // problems of seed CI_SEED, in order, at most `perPath` per plannedPath — every multi-target
+    // pass the environment has, every single-target mode, split reductions and an empty batch,
+    // each with random layouts, entry points, attributes and special values — and the spec
+    // fails if one of those plans is missing from it. The long runs are `npm run fuzz`'s.
+    const samples: Array<{environment: string; drawn: number; perPath: number}> = [
+      {environment: 'webgl2', drawn: Math.round(CI_COUNT * 2 / 3), perPath: 8},
+      {environment: 'webgl1-unpacked', drawn: CI_COUNT / 2, perPath: 5},
+      {environment: 'float16', drawn: CI_COUNT / 2, perPath: 5},
     ];
-    for (const {environment, count} of samples) {
-      it(`passes ${count} random problems (seed ${CI_SEED}) on ${environment}`, async () => {
+    for (const {environment, drawn, perPath} of samples) {
+      it(`passes up to ${perPath} random problems per plan of the first ${drawn} (seed ${CI_SEED}) on ${environment}`, async () => {
         const backend = new FuzzBackend(environment);
         await backend.start();
         try {
+          const taken = new Map<string, number>();
           const summary = runFuzz({
-            backend: `webgl (${environment})`, cliBackend: `webgl --env ${environment}`, seed: CI_SEED, count,
+            backend: `webgl (${environment})`, cliBackend: `webgl --env ${environment}`, seed: CI_SEED, count: drawn,
             check: backend.checkOptions(),
             generate: backend.generateOptions(),
+            accept: problem => {
+              const path = plannedPath(problem);
+              if ((taken.get(path) ?? 0) >= perPath) return false;
+              taken.set(path, (taken.get(path) ?? 0) + 1);
+              return true;
+            },
           });
-          console.log(describeSummary(summary));
+          const paths = [...taken].sort().map(([path, n]) => `${path} ${n}`).join(', ');
+          console.log(`${describeSummary(summary)}\n  by plan: ${paths}`);
           if (summary.failures.length > 0) fail(describeSummary(summary));
-          expect(summary.passed).toBe(count);
+          expect(summary.passed).toBe(summary.count);
+          const multiTarget = tf.env().getNumber('WEBGL_VERSION') === 2 ? Object.keys(MULTI_TARGET_PLANS) : [];
+          for (const plan of [...multiTarget, 'packedTiles', 'channelTiles', 'kernelTaps', 'single', 'batch 0']) {
+            expect(taken.has(plan) || taken.has(`${plan} split`))
+                .withContext(`the sample has a problem planned as ${plan} (${paths})`).toBe(true);
+          }
+          expect([...taken.keys()].some(path => path.endsWith(' split'))).withContext(`a split reduction (${paths})`).toBe(true);
         } finally {
           backend.stop();
         }
@@ -222,19 +261,15 @@ if (cliOptions !== undefined) {
     });
 
     it('rejects 300 generated invalid calls by name, before any work (no program, no upload), leaving memory as it was', () => {
-      const failures: string[] = [];
-      const seen = new Set<string>();
-      for (let i = 0; i < 300; i++) {
-        const h = hostileCall(problemSeed(CI_SEED + 100, i));
-        seen.add(h.category);
-        const failure = runHostile(h);
-        if (failure !== undefined) failures.push(`${describeHostile(h)}: ${failure}`);
-      }
+      const {failures, categories} = runHostileSample(CI_SEED + 100, 300);
       expect(failures).withContext(failures.slice(0, 20).join('\n')).toEqual([]);
-      expect(seen.size).toBe(HOSTILE_CATEGORIES.length);
+      expect(categories).withContext('every category drawn').toEqual([...HOSTILE_CATEGORIES].sort());
     });
 
-    it('leaves tensors, bytes and textures where they started after 1,000 calls with mixed shapes, and stops allocating GPU memory after the first pass', () => {
+    // Four rounds of the 120 combinations of problem and placement: a texture or tensor kept
+    // by any combination shows at the first check after it, pool growth in rounds 2–4.
+    const calls = 480;
+    it(`leaves tensors, bytes and textures where they started after ${calls} calls with mixed shapes, and stops allocating GPU memory after the first pass`, () => {
       const pool: FuzzProblem[] = Array.from(
           {length: 40}, (_, i) => generateProblem(problemSeed(CI_SEED + 200, i), {specials: fuzzSettings('webgl').specials}));
       const expected = pool.map(expectedOf);
@@ -244,7 +279,7 @@ if (cliOptions !== undefined) {
       const failures: string[] = [];
       let allocatedAfterFirstPasses: number | undefined;
       const started = performance.now();
-      for (let call = 0; call < 1000; call++) {
+      for (let call = 0; call < calls; call++) {
         const index = call % pool.length;
         const failure = runProblem(pool[index], check, expected[index]);
         if (failure !== undefined) failures.push(`call ${call} (problem seed ${pool[index].seed}): ${failure}`);
@@ -253,7 +288,7 @@ if (cliOptions !== undefined) {
         if (call === 3 * pool.length - 1) allocatedAfterFirstPasses = allocated();
         if ((call + 1) % 100 === 0) expect(memorySnapshot()).withContext(`after ${call + 1} calls`).toEqual(start);
       }
-      console.log(`1000 webgl calls in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(`${calls} webgl calls in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       expect(failures.slice(0, 10)).toEqual([]);
       expect(memorySnapshot()).toEqual(start);
       expect(allocated()).withContext('GPU bytes allocated (texture pool)').toBe(allocatedAfterFirstPasses);

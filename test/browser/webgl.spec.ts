@@ -3,12 +3,21 @@
  * in: WebGL 2 and 1, packed and unpacked, a float16-only device, and textures small enough that
  * tfjs must reshape them. Each environment is its own backend instance, made after its flags
  * are set, with the webgl kernels registered for it.
+ *
+ * The default environment (WebGL 2, packed) runs every case through every entry point, and the
+ * golden cases. The others change how the same plans are written (GLSL 1), how inputs arrive
+ * and are read (unpacked, folded textures), what textures hold (float16) or which programs run
+ * (one render target): each runs the cases that exercise that, through the op function with
+ * tensors and with tensor-likes (the two ways inputs reach the kernel; runKernel under either
+ * name reaches it as the first does) — see ENVIRONMENTS.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
+import {planThinTaps} from '../../kernels/webgl/thin_taps';
+import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {
   computeGeometry, CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, convolutionBackpropFilters, convTransposeBackpropFilters, OpName,
@@ -29,33 +38,56 @@ interface WebglEnvironment {
   /** Whether inputs should arrive as packed textures (made by a packed op). */
   packedInputs: boolean;
   /**
-   * Only the cases the multi-target wide tiles would take (dense channels-last): every other
-   * case runs the same programs as in 'webgl2 packed'.
+   * Which cases run: 'all', every case and golden case through every entry point; 'layouts',
+   * every problem of the table in both data layouts (the layout decides the plan) with its
+   * filter formats and filter-shape sources in turn; 'multiTarget', of those, the ones a
+   * multi-target pass would take on WebGL 2 (dense, depthwise or one-channel channels-last).
    */
-  wideTilesCasesOnly?: boolean;
+  cases: 'all' | 'layouts' | 'multiTarget';
 }
 
 const ENVIRONMENTS: WebglEnvironment[] = [
-  {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
-  {name: 'webgl2 unpacked', flags: {WEBGL_VERSION: 2, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
-  // The single-target programs where WebGL 2 would draw wide tiles to several targets.
+  {name: 'webgl2 packed', flags: {WEBGL_VERSION: 2, ...packing(true)}, tolerance: 1e-4, packedInputs: true, cases: 'all'},
+  // Inputs as unpacked textures: the multi-target passes and packed tiles pack them, the other
+  // single-target programs read them directly.
+  {name: 'webgl2 unpacked', flags: {WEBGL_VERSION: 2, ...packing(false)}, tolerance: 1e-4, packedInputs: false, cases: 'layouts'},
+  // The single-target programs where WebGL 2 would draw to several targets.
   {
     name: 'webgl2 packed, one render target',
     flags: {WEBGL_VERSION: 2, ...packing(true), [CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET]: false},
-    tolerance: 1e-4, packedInputs: true, wideTilesCasesOnly: true,
+    tolerance: 1e-4, packedInputs: true, cases: 'multiTarget',
   },
-  {name: 'webgl1 packed', flags: {WEBGL_VERSION: 1, ...packing(true)}, tolerance: 1e-4, packedInputs: true},
-  {name: 'webgl1 unpacked', flags: {WEBGL_VERSION: 1, ...packing(false)}, tolerance: 1e-4, packedInputs: false},
+  // GLSL ES 1.0 (loops need constant bounds): every single-target program in its WebGL 1 form; no multi-target passes.
+  {name: 'webgl1 packed', flags: {WEBGL_VERSION: 1, ...packing(true)}, tolerance: 1e-4, packedInputs: true, cases: 'layouts'},
+  {name: 'webgl1 unpacked', flags: {WEBGL_VERSION: 1, ...packing(false)}, tolerance: 1e-4, packedInputs: false, cases: 'layouts'},
+  // float16 textures: partial sums and their second pass in half precision.
   {
     name: 'float16 device',
     flags: {WEBGL_VERSION: 2, ...packing(false), WEBGL_RENDER_FLOAT32_ENABLED: false, WEBGL_FORCE_F16_TEXTURES: true},
-    tolerance: 1e-1, packedInputs: false,
+    tolerance: 1e-1, packedInputs: false, cases: 'layouts',
   },
+  // Textures folded at 64 texels a side: inputs read through tfjs's samplers or the folded cursors.
   {
     name: 'max texture size 64', flags: {WEBGL_VERSION: 2, ...packing(true), WEBGL_MAX_TEXTURE_SIZE: 64},
-    tolerance: 1e-4, packedInputs: true,
+    tolerance: 1e-4, packedInputs: true, cases: 'layouts',
   },
 ];
+
+/**
+ * Every problem of the case table once per data layout, with the filter format (and with it the
+ * filter-shape source) turning from problem to problem and between the two layouts, so every
+ * format and source runs in both layouts across the table.
+ */
+const ONE_CASE_PER_LAYOUT = (() => {
+  const variants = new Map<string, Map<string, Array<typeof CASES[number]>>>();  // problem → layout → cases
+  for (const c of CASES) {
+    const [problem, dataFormat] = c.id.split('/');
+    const layouts = variants.get(problem) ?? new Map<string, Array<typeof CASES[number]>>();
+    layouts.set(dataFormat, [...(layouts.get(dataFormat) ?? []), c]);
+    variants.set(problem, layouts);
+  }
+  return [...variants.values()].flatMap((layouts, p) => [...layouts.values()].map((cases, l) => cases[(p + l) % cases.length]));
+})();
 
 function size(shape: number[]) {
   return shape.reduce((a, b) => a * b, 1);
@@ -84,28 +116,36 @@ for (const environment of ENVIRONMENTS) {
 
     const options = {atol: environment.tolerance, rtol: environment.tolerance, place};
 
-    const runs = (op: string, inputShape: number[], outputDeltaShape: number[], attrs: object) => {
-      if (!environment.wideTilesCasesOnly) return true;
+    /** Whether a multi-target pass would take the problem on WebGL 2 (flag on, 8 targets, as SwiftShader has). */
+    const multiTarget = (op: string, inputShape: number[], outputDeltaShape: number[], attrs: object) => {
       const geometry = computeGeometry(
           op as OpName, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}},
           attrs as Record<string, unknown>);
-      return planWideTiles(geometry, 8, 4096) !== null;
+      return [planWideTiles, planWideTaps, planThinTaps].some(plan => plan(geometry, 8, 4096) !== null);
     };
-    for (const c of CASES.filter(c => runs(c.op, c.inputShape, c.outputDeltaShape, {...c.attrs, filterShape: c.kernel}))) {
+    const cases = environment.cases === 'all' ? CASES :
+        environment.cases === 'layouts' ? ONE_CASE_PER_LAYOUT :
+        ONE_CASE_PER_LAYOUT.filter(c => multiTarget(c.op, c.inputShape, c.outputDeltaShape, {...c.attrs, filterShape: c.kernel}));
+    const caseOptions = environment.cases === 'all' ? options : {...options, opsOnly: true};
+    for (const c of cases) {
       it(c.id, () => {
         const input = {shape: c.inputShape, values: seededValues(size(c.inputShape), c.seed)};
         const outputDelta = {shape: c.outputDeltaShape, values: seededValues(size(c.outputDeltaShape), c.seed + 1000)};
         const expected = referenceFilterGradient(
             c.op === 'ConvTransposeBackpropFilters', input, outputDelta,
             {...(c.attrs as Omit<ReferenceAttrs, 'kernel'>), kernel: c.kernel});
-        runCaseEverywhere({...c, input, outputDelta, expected}, options);
+        runCaseEverywhere({...c, input, outputDelta, expected}, caseOptions);
       });
     }
 
-    for (const c of golden.cases.filter(c => runs(c.op, c.input.shape, c.outputDelta.shape, c.attrs))) {
-      it(`golden ${c.id}`, () => {
-        runCaseEverywhere({...c, op: c.op as OpName}, options);
-      });
+    // PyTorch's values for the op's definition: the kernel is the same in every environment,
+    // which the case table checks against the float64 reference.
+    if (environment.cases === 'all') {
+      for (const c of golden.cases) {
+        it(`golden ${c.id}`, () => {
+          runCaseEverywhere({...c, op: c.op as OpName}, options);
+        });
+      }
     }
 
     it('splits long reductions (depthwise on a larger image) and still sums exactly', () => {

@@ -136,6 +136,15 @@ function startRun(options: FuzzRunOptions) {
   };
 }
 
+/** Adds the outcome of one block of a run to the run's (the browser pages run long runs in blocks). */
+export function addToSummary(total: FuzzSummary, block: FuzzSummary): void {
+  total.count += block.count;
+  total.passed += block.passed;
+  total.failures.push(...block.failures);
+  total.milliseconds += block.milliseconds;
+  for (const [k, v] of Object.entries(block.mix)) total.mix[k] = (total.mix[k] ?? 0) + v;
+}
+
 export function describeSummary(summary: FuzzSummary): string {
   const mix = Object.entries(summary.mix).sort().map(([k, v]) => `${k} ${v}`).join(', ');
   const lines = [

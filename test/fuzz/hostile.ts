@@ -12,7 +12,7 @@ import {convolutionBackpropFilters, ConvolutionBackwardWeights, convTransposeBac
 import {show} from '../../src/errors';
 import {fullFilterShape} from '../cases';
 import {FuzzProblem, generateProblem, size} from './problems';
-import {Random} from './random';
+import {problemSeed, Random} from './random';
 import {memorySnapshot, sameMemory} from './runner';
 
 export const HOSTILE_CATEGORIES = [
@@ -510,4 +510,20 @@ export function runHostile(h: HostileCall): string | undefined {
 
 export function describeHostile(h: HostileCall): string {
   return `${h.category}: ${h.detail} (${h.op} via ${h.entry}; hostile seed ${h.seed})`;
+}
+
+/**
+ * The generated invalid calls 0 … count − 1 of `seed`, each run by runHostile: what went wrong
+ * (one line per misbehaving call) and the categories drawn, sorted.
+ */
+export function runHostileSample(seed: number, count: number): {failures: string[]; categories: string[]} {
+  const failures: string[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < count; i++) {
+    const h = hostileCall(problemSeed(seed, i));
+    seen.add(h.category);
+    const failure = runHostile(h);
+    if (failure !== undefined) failures.push(`${describeHostile(h)}: ${failure}`);
+  }
+  return {failures, categories: [...seen].sort()};
 }

@@ -46,19 +46,7 @@ export interface RunOptions {
  * disposed, tensors (and on webgl textures in use) must be back where they were.
  */
 export function runCaseEverywhere(c: RunnableCase, options: RunOptions = {}) {
-  const {atol = 1e-5, rtol = 1e-5} = options;
-  const calls = entryPointCalls(c, options);
-  try {
-    for (const {label, call} of calls.entries) {
-      const before = resourceCounts();
-      const result = call();
-      checkResult(c, label, result, result.dataSync(), atol, rtol);
-      result.dispose();
-      expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
-    }
-  } finally {
-    tf.dispose(calls.made);
-  }
+  for (const call of entryPointResults(c, options)) call.check(call.result.dataSync());
 }
 
 /**
@@ -66,25 +54,36 @@ export function runCaseEverywhere(c: RunnableCase, options: RunOptions = {}) {
  * canvas copy) reads zeros in headless Chromium on SwiftShader.
  */
 export async function runCaseEverywhereAsync(c: RunnableCase, options: RunOptions = {}) {
+  for (const call of entryPointResults(c, options)) call.check(await call.result.data());
+}
+
+/**
+ * The calls of runCaseEverywhere, one at a time: each entry point's result, and `check`, which
+ * takes its values (read as the caller can), compares them, disposes the result and checks that
+ * nothing was left behind. The case's inputs are disposed when the loop ends, however it ends.
+ */
+function* entryPointResults(c: RunnableCase, options: RunOptions):
+    Generator<{result: tf.Tensor; check: (values: ArrayLike<number>) => void}> {
   const {atol = 1e-5, rtol = 1e-5} = options;
   const calls = entryPointCalls(c, options);
   try {
     for (const {label, call} of calls.entries) {
       const before = resourceCounts();
       const result = call();
-      checkResult(c, label, result, await result.data(), atol, rtol);
-      result.dispose();
-      expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
+      yield {
+        result,
+        check: values => {
+          expect(result.dtype).toBe('float32');
+          expect(result.shape).withContext(`${c.id} ${label}: shape`).toEqual(c.expected.shape);
+          expectClose(values, c.expected.values, `${c.id} ${label}`, atol, rtol);
+          result.dispose();
+          expect(resourceCounts()).withContext(`${c.id} ${label}: left behind`).toEqual(before);
+        },
+      };
     }
   } finally {
     tf.dispose(calls.made);
   }
-}
-
-function checkResult(c: RunnableCase, label: string, result: tf.Tensor, values: ArrayLike<number>, atol: number, rtol: number) {
-  expect(result.dtype).toBe('float32');
-  expect(result.shape).withContext(`${c.id} ${label}: shape`).toEqual(c.expected.shape);
-  expectClose(values, c.expected.values, `${c.id} ${label}`, atol, rtol);
 }
 
 /** The case's inputs (to dispose) and one call per public entry point. */
