@@ -19,10 +19,29 @@ export function registerWebglKernels(backendName: string) {
   for (const kernel of tf.getKernelsForBackend('webgl')) tf.registerKernel({...kernel, backendName});
 }
 
-/** Unregisters every kernel of `backendName` and removes the backend. */
+/**
+ * Unregisters every kernel of `backendName` and removes the backend. The programs it compiled
+ * stay in tfjs's program cache, which the backends of one WebGL version share with their
+ * context (tfjs deletes them on dispose unless IS_TEST is set): later backends reuse those
+ * whose source they would compile again.
+ *
+ * Each program has its own vertex array object, and the last one drawn stays bound; the
+ * backend's GPGPUContext.dispose unbinds ELEMENT_ARRAY_BUFFER, which is state of the bound
+ * vertex array, so that program would lose its index buffer and every later draw of it fail
+ * (GL_INVALID_OPERATION, its output left as it was). Binding no vertex array first keeps the
+ * programs whole.
+ */
 export function removeWebglBackend(backendName: string) {
   for (const kernel of tf.getKernelsForBackend(backendName)) tf.unregisterKernel(kernel.kernelName, backendName);
-  tf.removeBackend(backendName);
+  const backend = tf.findBackend(backendName) as MathBackendWebGL | null;
+  backend?.gpgpu.bindVertexArray(null);
+  const isTest = tf.env().getBool('IS_TEST');
+  tf.env().set('IS_TEST', true);
+  try {
+    tf.removeBackend(backendName);
+  } finally {
+    tf.env().set('IS_TEST', isTest);
+  }
 }
 
 /**
