@@ -30,20 +30,11 @@ import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuz
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
 import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
+import {fuzzCliOptions} from '../helpers/fuzz_cli_options';
 import {packing, registerWebglKernels, removeWebglBackend, useWebglBackend} from '../helpers/webgl_flags';
 
-declare const __karma__: {config: {args?: unknown[]}};
-
 /** Options of `npm run fuzz -- --backend webgl …`, when this page was started by it. */
-const cliOptions: FuzzCliOptions | undefined = (() => {
-  const arg = __karma__.config.args?.[0];
-  if (typeof arg !== 'string') return undefined;
-  try {
-    return (JSON.parse(arg) as {fuzz?: FuzzCliOptions}).fuzz;
-  } catch {
-    return undefined;
-  }
-})();
+const cliOptions: FuzzCliOptions | undefined = fuzzCliOptions();
 
 interface Environment {
   flags: Record<string, number | boolean>;

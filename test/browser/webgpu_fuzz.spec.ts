@@ -16,19 +16,10 @@ import {FuzzProblem, generateProblem} from '../fuzz/problems';
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, runProblemAsync} from '../fuzz/runner';
 import {CI_SEED, fuzzSettings} from '../fuzz/settings';
+import {fuzzCliOptions} from '../helpers/fuzz_cli_options';
 import {useWebgpuBackend} from '../helpers/webgpu_backend';
 
-declare const __karma__: {config: {args?: unknown[]}};
-
-const cliOptions: FuzzCliOptions | undefined = (() => {
-  const arg = __karma__.config.args?.[0];
-  if (typeof arg !== 'string') return undefined;
-  try {
-    return (JSON.parse(arg) as {fuzz?: FuzzCliOptions}).fuzz;
-  } catch {
-    return undefined;
-  }
-})();
+const cliOptions: FuzzCliOptions | undefined = fuzzCliOptions();
 
 /** Problems of the CI sample on webgpu (~0.2 s each on SwiftShader, mostly shader compiles and read-backs). */
 const WEBGPU_CI_COUNT = 60;
