@@ -1,5 +1,6 @@
 /**
- * `npm run bench:webgpu [-- --runs N] [--out DIR] [--only REGEX]`: our webgpu kernel against
+ * `npm run bench:webgpu [-- --runs N] [--out DIR] [--only REGEX] [--built-in-runs N] [--variant FLAG=VALUE]`:
+ * our webgpu kernel against
  * tfjs-backend-webgpu's built-in filter gradients (Conv2DBackpropFilter,
  * DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropFilterV2) on the same tensors in the same
  * headless Chromium (WebGPU on SwiftShader's Vulkan here: the CPU), as bench/webgl.ts does for
@@ -35,6 +36,8 @@ export interface WebgpuPageInput {
   workloads: WebgpuWorkload[];
   runs: number;
   builtInRuns: number;
+  /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, alternating with the rest (A/B in one run). */
+  variant: {flag: string; value: number | boolean} | null;
 }
 
 export interface WebgpuImplResult {
@@ -49,7 +52,8 @@ export interface WebgpuImplResult {
 export interface WebgpuPageResult {
   userAgent: string;
   adapter: string;
-  workloads: Array<{name: string; flops: number; ours: WebgpuImplResult; builtIn: WebgpuImplResult | null; error?: string}>;
+  workloads: Array<{name: string; flops: number; ours: WebgpuImplResult; builtIn: WebgpuImplResult | null;
+                    variant?: WebgpuImplResult | null; error?: string}>;
 }
 
 const BENCH_FILES: Array<{file: string; name: string; batch: number; builtIn: BuiltIn | null; target: number}> = [
@@ -92,14 +96,16 @@ function workloadsOf(only: RegExp | null): WebgpuWorkload[] {
   });
 }
 
-function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, runs: number, builtInRuns: number, seconds: number): string {
+function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, input: WebgpuPageInput, command: string, seconds: number): string {
+  const {runs, builtInRuns, variant} = input;
+  const variantLabel = variant ? `${variant.flag}=${variant.value}` : null;
   const out: string[] = [];
   out.push('# Filter-gradient benchmark: webgpu\n');
   out.push(`Code: ${sourceState()}.`);
-  out.push(`\`npm run bench:webgpu${runs !== 5 ? ` -- --runs ${runs}` : ''}\`; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
+  out.push(`\`${command}\`; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
       seconds.toFixed(0)} s. Headless ${/Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, WebGPU adapter ${page.adapter}.`);
   out.push(`Ours and tfjs-backend-webgpu's built-in kernel on the same tensors (made by a tfjs op, so already in GPU buffers): ` +
-           `1 warm-up each, then ${runs} runs of ours and ${builtInRuns} of the built-in, alternating (ours, built-in, ours, …); a run is reps back-to-back calls and one ` +
+           `1 warm-up each, then ${runs} runs of ours${variantLabel ? `, ${runs} of ours with ${variantLabel}` : ''} and ${builtInRuns} of the built-in, alternating (ours, ${variantLabel ? 'variant, ' : ''}built-in, ours, …); a run is reps back-to-back calls and one ` +
            `read-back, divided by reps (amortized, DESIGN.md §7). Time per call: median of the runs. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time. ` +
            `Batch reduced from the file's where a built-in call would pass ${MAX_BUILT_IN_FLOPS / 1e9} GFLOP (it runs ~0.1 GFLOP/s here). ` +
            `SwiftShader runs WebGPU on the (shared, loaded) CPU: compare columns of one run only.\n`);
@@ -110,7 +116,7 @@ function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, runs: numbe
     const r = byName.get(w.name);
     if (!r) continue;
     if (r.error) {
-      rows.push([w.name, String(w.args.batch), w.shape, '–', '–', '–', '–', '–', '–', `error: ${r.error}`]);
+      rows.push([w.name, String(w.args.batch), w.shape, '–', '–', '–', '–', '–', '–', `error: ${r.error}`, ...(variantLabel ? ['–'] : [])]);
       continue;
     }
     const ours = summarize(r.ours.perCall);
@@ -124,11 +130,16 @@ function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, runs: numbe
       builtIn ? `${ms(builtIn)} (×${r.builtIn!.reps})` : '–', builtIn ? rate(gflops(r.flops, builtIn.median)) : '–',
       builtIn ? `**${ratio(speedUp)}**${w.target !== null ? ` (≥ ${w.target}×)` : ''}` : '–',
       r.builtIn?.difference == null ? '–' : r.builtIn.difference.toExponential(1),
+      ...(variantLabel ? [r.variant ? (() => {
+        const v = summarize(r.variant!.perCall);
+        return `${ms(v)} (${ratio(v.median / ours.median)}; diff ${r.variant!.difference!.toExponential(1)})`;
+      })() : '–'] : []),
     ]);
   }
   out.push(markdownTable(
       ['workload', 'batch', 'shape', 'ours ms/call (reps)', 'ours GFLOP/s', 'tfjs built-in', 'built-in ms/call (reps)',
-       'built-in GFLOP/s', 'speed-up (target)', 'max rel. diff'],
+       'built-in GFLOP/s', 'speed-up (target)', 'max rel. diff',
+       ...(variantLabel ? [`ours with ${variantLabel} ms/call (its time / ours; max rel. diff to ours)`] : [])],
       rows));
   out.push(`\nBelow target: ${misses.length === 0 ? 'none' : misses.join('; ')}.`);
   return out.join('\n') + '\n';
@@ -139,26 +150,40 @@ async function main() {
   let runs = 5;
   let out: string | null = path.resolve(__dirname, 'results');
   let only: RegExp | null = null;
+  let builtInRuns: number | null = null;
+  let variant: WebgpuPageInput['variant'] = null;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--runs') runs = Number(argv[++i]);
     else if (argv[i] === '--out') out = argv[++i] === '-' ? null : path.resolve(argv[i]);
     else if (argv[i] === '--only') only = new RegExp(argv[++i]);
-    else throw new Error(`unknown option '${argv[i]}' (--runs N, --out DIR|-, --only REGEX)`);
+    else if (argv[i] === '--built-in-runs') builtInRuns = Number(argv[++i]);
+    else if (argv[i] === '--variant') {
+      const match = /^([A-Z0-9_]+)=(.+)$/.exec(argv[++i] ?? '');
+      if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${argv[i]}'`);
+      const value = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
+      if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
+      variant = {flag: match[1], value};
+    } else {
+      throw new Error(`unknown option '${argv[i]}' (--runs N, --out DIR|-, --only REGEX, --built-in-runs N, --variant FLAG=VALUE)`);
+    }
   }
   if (!Number.isSafeInteger(runs) || runs < 1) throw new Error('--runs needs a positive integer');
+  if (builtInRuns !== null && (!Number.isSafeInteger(builtInRuns) || builtInRuns < 0)) {
+    throw new Error('--built-in-runs needs a non-negative integer');
+  }
   const start = performance.now();
   sourceState();
   const workloads = workloadsOf(only);
-  const builtInRuns = Math.min(runs, 2);
+  const input: WebgpuPageInput = {workloads, runs, builtInRuns: builtInRuns ?? Math.min(runs, 2), variant};
   const root = path.resolve(__dirname, '..');
   const page = path.join(root, 'bench', 'webgpu_page.ts');
-  const input: WebgpuPageInput = {workloads, runs, builtInRuns};
   const {result, exitCode} = await runKarmaPage<WebgpuPageResult>([page], input, 'BENCH_RESULT');
   if (result === null) {
     console.error('the page sent no results');
     process.exit(exitCode || 1);
   }
-  const markdown = report(workloads, result, runs, builtInRuns, (performance.now() - start) / 1000);
+  const command = `npm run bench:webgpu${argv.length > 0 ? ` -- ${argv.map(a => /^[\w=.:-]+$/.test(a) ? a : `'${a}'`).join(' ')}` : ''}`;
+  const markdown = report(workloads, result, input, command, (performance.now() - start) / 1000);
   console.log(`\n${markdown}`);
   if (out !== null) {
     fs.mkdirSync(out, {recursive: true});

@@ -43,6 +43,30 @@ function builtIn(w: WebgpuWorkload, x: tf.Tensor, dy: tf.Tensor): tf.Tensor {
   }
 }
 
+/** max |a − b| / max |b|. */
+function relativeDifference(a: Float32Array, b: Float32Array): number {
+  let maxDiff = 0;
+  let maxRef = 0;
+  for (let i = 0; i < b.length; i++) {
+    maxDiff = Math.max(maxDiff, Math.abs(a[i] - b[i]));
+    maxRef = Math.max(maxRef, Math.abs(b[i]));
+  }
+  return maxRef === 0 ? maxDiff : maxDiff / maxRef;
+}
+
+/** `call` with a tfjs flag set for its duration (the previous value put back). */
+function withFlag(flag: NonNullable<WebgpuPageInput['variant']>, call: () => tf.Tensor): () => tf.Tensor {
+  return () => {
+    const saved = tf.env().get(flag.flag);
+    tf.env().set(flag.flag, flag.value);
+    try {
+      return call();
+    } finally {
+      tf.env().set(flag.flag, saved);
+    }
+  };
+}
+
 /** One implementation being timed: warmed up, reps chosen, runs appended by `run`. */
 interface Timed extends WebgpuImplResult {
   values: Float32Array;
@@ -99,25 +123,23 @@ describe('webgpu bench', () => {
           (w.args.kind === 'conv' ? size(spatial) : size(w.args.inputShape.slice(1, -1)));
       try {
         const mine = await prepare(() => ours(w, x, dy));
-        const theirs = w.builtIn !== null ? await prepare(() => builtIn(w, x, dy)) : null;
-        // Runs alternate (ours, built-in, ours, ...) so both see the same load on a shared machine.
+        const variant = input.variant ? await prepare(withFlag(input.variant, () => ours(w, x, dy))) : null;
+        const theirs = w.builtIn !== null && input.builtInRuns > 0 ? await prepare(() => builtIn(w, x, dy)) : null;
+        // Runs alternate (ours, variant, built-in, ours, ...) so all see the same load on a shared machine.
         for (let run = 0; run < input.runs; run++) {
           await mine.run();
+          if (variant) await variant.run();
           if (theirs && run < input.builtInRuns) await theirs.run();
         }
+        if (variant) variant.difference = relativeDifference(variant.values, mine.values);
         if (theirs) {
-          let maxDiff = 0;
-          let maxRef = 0;
-          for (let i = 0; i < theirs.values.length; i++) {
-            maxDiff = Math.max(maxDiff, Math.abs(mine.values[i] - theirs.values[i]));
-            maxRef = Math.max(maxRef, Math.abs(theirs.values[i]));
-          }
-          theirs.difference = maxDiff / maxRef;
+          theirs.difference = relativeDifference(mine.values, theirs.values);
         }
         const strip = (r: Timed): WebgpuImplResult => ({perCall: r.perCall, reps: r.reps, warmUpMs: r.warmUpMs, difference: r.difference});
-        result.workloads.push({name: w.name, flops, ours: strip(mine), builtIn: theirs ? strip(theirs) : null});
-        console.log(`${w.name}: ours ${mine.perCall.map(t => t.toFixed(1)).join(' ')} ms; built-in ${
-            theirs ? theirs.perCall.map(t => t.toFixed(1)).join(' ') : '–'} ms`);
+        result.workloads.push({name: w.name, flops, ours: strip(mine), builtIn: theirs ? strip(theirs) : null,
+                               variant: variant ? strip(variant) : null});
+        const times = (r: Timed | null) => r ? r.perCall.map(t => t.toFixed(1)).join(' ') : '–';
+        console.log(`${w.name}: ours ${times(mine)} ms; ${variant ? `variant ${times(variant)} ms; ` : ''}built-in ${times(theirs)} ms`);
       } catch (e) {
         result.workloads.push({name: w.name, flops, ours: {perCall: [], reps: 0, warmUpMs: 0, difference: null}, builtIn: null,
                                error: String((e as Error).message ?? e)});

@@ -1,6 +1,5 @@
-import {env} from '@tensorflow/tfjs-core';
-
 import type {FilterGradientGeometry} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
 
 /**
  * How the webgl kernel splits the reduction over batch × diffDst positions. One fragment per
@@ -51,16 +50,6 @@ export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTE
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT';
 
-const registeredFlags = new Set<string>();
-
-/** A numeric tuning flag's value, registering it with its default on first use (a value already set is kept). */
-function tuningFlag(name: string, fallback: number): number {
-  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name) && !registeredFlags.has(name)) {
-    env().registerFlag(name, () => fallback);
-  }
-  registeredFlags.add(name);
-  return env().getNumber(name);
-}
 const MIN_PRODUCTS = 256;
 const MAX_SPLITS = 256;
 

@@ -1,7 +1,7 @@
 import type {WebGPUProgram} from '@tensorflow/tfjs-backend-webgpu';
 
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {BLOCK_COLUMNS, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
+import {BLOCK_COLUMNS, sweptAxes, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
 
 /** A uniform as tfjs-webgpu's runWebGPUProgram takes it (its `programUniform` entries). */
 export interface ProgramUniform {
@@ -20,7 +20,7 @@ const GEOMETRY_UNIFORMS = `
     filterSteps : vec4<i32>, filterChannels : vec4<i32>, work : vec4<i32>, blocks : vec4<i32>,`;
 
 export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan): ProgramUniform[] {
-  const axes = spatialAxesAs3d(geometry.axes);
+  const axes = spatialAxesAs3d(sweptAxes(geometry));
   const each = (f: (axis: (typeof axes)[number]) => number) => axes.map(f);
   const {src, diffDst, filterStrides} = geometry;
   const kernelVolume = axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
@@ -39,8 +39,10 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
     vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
-    // blocks: per group down and across (taps: tap blocks along the innermost kernel axis), all of one split
-    vec4(blocksM, plan.mode === 'taps' ? Math.ceil(axes[2].kernelSize / plan.taps) : blocksN, 0, plan.blocksPerSplit),
+    // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
+    plan.mode === 'taps' ?
+        vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps), 0, plan.blocksPerSplit) :
+        vec4(blocksM, blocksN, 0, plan.blocksPerSplit),
   ];
 }
 
@@ -61,12 +63,21 @@ const COMMON_WGSL = `
 /**
  * Pass 1, 'blocks' (see WebgpuReductionPlan): one invocation per (split, group, BM × 4 block)
  * of the group's filter matrix, reading both operands straight from the tensors: no workgroup
- * memory and no barrier. Per reduction row (batch × diffDst positions, stepped with carries,
- * never divided) an invocation reads its BM diffDst values and its 4 src values (one per
- * column, each tested against the src bounds) and adds BM × 4 products with vec4 arithmetic.
- * Out-of-tensor terms are skipped by position (a select on the product), as the definition
- * does, so NaN or ±Inf in diffDst stay exact. Columns are ordered channels inner for NXC data
- * (a block's 4 src reads are neighbouring addresses), kernel offsets inner for NCX.
+ * memory and no barrier. Per position an invocation reads its BM diffDst values and its 4 src
+ * values (one per column) and adds BM × 4 products with vec4 arithmetic. Columns are ordered
+ * channels inner for NXC data (a block's 4 src reads are neighbouring addresses), kernel
+ * offsets inner for NCX.
+ *
+ * It takes its split's positions in one of two ways (plan.rowSweep):
+ *   - rows swept: per row of positions (batch × outer diffDst positions; the innermost axis,
+ *     pointwise axes merged) the outer src coordinates of each column are tested once; each
+ *     column's inside range along the row is solved once per invocation; the middle stretch,
+ *     where every column is inside, runs without tests, and the ends (and rows where a column's
+ *     src row is outside) test each column;
+ *   - positions walked (short rows): one position at a time, stepped with carries (never
+ *     divided), each column tested against the src bounds.
+ * A tested term outside src is skipped (a select on the product), as the definition does, so
+ * NaN or ±Inf in diffDst stay exact.
  *
  * Why no workgroup memory: where invocations run as 4-lane groups on CPU threads (SwiftShader),
  * a barrier switches between every lane group of the workgroup and workgroup memory is read
@@ -76,8 +87,9 @@ const COMMON_WGSL = `
  * values, which a GPU's caches serve. On a large GPU a workgroup tile staged in shared memory
  * would save more reads; this program keeps to what the CPU adapter runs well.
  *
- * Cache key: `ConvBackpropFiltersBlocks_<BM>x4_<column order>` (plus tfjs's): sizes, strides,
- * dilations, pads, groups, layouts and the split are uniforms (geometryUniforms).
+ * Cache key: `ConvBackpropFiltersBlocks_<BM>x4_<column order>[_rows]` (plus tfjs's): BM, the
+ * column order and the row sweep are baked in; sizes, strides, dilations, pads, groups, layouts
+ * and the split are uniforms (geometryUniforms).
  */
 export class FilterGradientBlocksProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -94,17 +106,20 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
     this.channelsInner = geometry.dataFormat === 'NXC';
     this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
-        this.channelsInner ? 'channelsInner' : 'kernelInner'}`;
+        this.channelsInner ? 'channelsInner' : 'kernelInner'}${plan.rowSweep ? '_rows' : ''}`;
   }
 
   getUserCode(): string {
     const BM = this.plan.blockRows;
+    const BN = BLOCK_COLUMNS;
     const rows = [...Array(BM).keys()];
-    const cols = [0, 1, 2, 3];
+    const cols = [...Array(BN).keys()];
+    const quads = [...Array(BN / 4).keys()];
     const columnOf = this.channelsInner ?
         (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
         (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
-    return `
+    const quad = (q: number, f: (j: number) => string) => `vec4<f32>(${[0, 1, 2, 3].map(c => f(4 * q + c)).join(', ')})`;
+    const header = `
   ${COMMON_WGSL}
   const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
   fn main(index : i32) {
@@ -122,23 +137,35 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     let DC = uniforms.padsBegin.w;
     let columns = SC * uniforms.kernel.w;
 
-    ${cols.map(j => `let column${j} = blockN * 4 + ${j};
+    ${cols.map(j => `let column${j} = blockN * ${BN} + ${j};
+    let valid${j} = column${j} < columns;
     ${columnOf(j)}
-    let kernel${j} = vec3<i32>(k${j} / (uniforms.kernel.z * uniforms.kernel.y), (k${j} / uniforms.kernel.z) % uniforms.kernel.y, k${j} % uniforms.kernel.z);
-    let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, column${j} < columns);
-    let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
+    let kernel${j} = vec3<i32>(k${j} / (uniforms.kernel.z * uniforms.kernel.y), (k${j} / uniforms.kernel.z) % uniforms.kernel.y, k${j} % uniforms.kernel.z);`).join('\n    ')}
     ${rows.map(i => `let dc${i} = blockM * ${BM} + ${i};
     let rowDiffDst${i} = (g * DC + min(dc${i}, DC - 1)) * uniforms.diffDstSteps.w;`).join('\n    ')}
-
+    ${rows.map(i => quads.map(q => `var acc${i}_${q} = vec4<f32>(0.0);`).join(' ')).join('\n    ')}
     let rowStart = split * uniforms.work.y;
-    let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
+    let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);`;
+    const store = `
+    let splitBase = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x;
+    ${cols.map(j => `let columnFilter${j} = sc${j} * uniforms.filterChannels.z + dot(kernel${j}, uniforms.filterSteps.xyz);`).join('\n    ')}
+    ${rows.map(i => `if (dc${i} < DC) {
+      ${cols.map(j => `if (valid${j}) {
+        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}_${j >> 2}[${j & 3}];
+      }`).join('\n      ')}
+    }`).join('\n    ')}
+  }
+`;
+    if (!this.plan.rowSweep) {
+      return `${header}
+    ${cols.map(j => `let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, valid${j});
+    let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
     var px = rowStart % uniforms.diffDstSpatial.z;
     var rest = rowStart / uniforms.diffDstSpatial.z;
     var py = rest % uniforms.diffDstSpatial.y;
     rest = rest / uniforms.diffDstSpatial.y;
     var pz = rest % uniforms.diffDstSpatial.x;
     var n = rest / uniforms.diffDstSpatial.x;
-    ${rows.map(i => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
     for (var row = rowStart; row < rowEnd; row = row + 1) {
       let p = vec3<i32>(pz, py, px);
       let position = p * uniforms.strides.xyz - uniforms.padsBegin.xyz;
@@ -149,9 +176,10 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
       if (inside${j}) {
         b${j} = src[s + columnSrc${j}];
       }`).join('\n      ')}
-      let b = vec4<f32>(b0, b1, b2, b3);
-      let inside = vec4<bool>(inside0, inside1, inside2, inside3);
-      ${rows.map(i => `acc${i} = acc${i} + select(vec4<f32>(0.0), diffDst[d + rowDiffDst${i}] * b, inside);`).join('\n      ')}
+      ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};
+      let inside_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `inside${4 * q + c}`).join(', ')});`).join('\n      ')}
+      ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
+      ${quads.map(q => `acc${i}_${q} = acc${i}_${q} + select(vec4<f32>(0.0), a${i} * b_${q}, inside_${q});`).join('\n      ')}`).join('\n      ')}
       px = px + 1;
       if (px == uniforms.diffDstSpatial.z) {
         px = 0;
@@ -166,31 +194,90 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
         }
       }
     }
-
-    let splitBase = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x;
-    ${cols.map(j => `let columnFilter${j} = sc${j} * uniforms.filterChannels.z + dot(kernel${j}, uniforms.filterSteps.xyz);`).join('\n    ')}
-    ${rows.map(i => `if (dc${i} < DC) {
-      ${cols.map(j => `if (column${j} < columns) {
-        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}[${j}];
-      }`).join('\n      ')}
-    }`).join('\n    ')}
-  }
-`;
+${store}`;
+    }
+    // One stretch [from, to) of a row's positions: each column's read tested against its range, or not.
+    const sweep = (from: string, to: string, tested: boolean) => `{
+        var s = srcRow + (${from}) * srcStep;
+        var d = diffDstRow + (${from}) * diffDstStep;
+        for (var px = ${from}; px < ${to}; px = px + 1) {
+          ${tested ? cols.map(j => `let in${j} = inRow${j} && px >= first${j} && px < end${j};
+          var b${j} = 0.0;
+          if (in${j}) {
+            b${j} = src[s + columnSrc${j}];
+          }`).join('\n          ') : cols.map(j => `let b${j} = src[s + columnSrc${j}];`).join('\n          ')}
+          ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};${tested ? `
+          let in_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `in${4 * q + c}`).join(', ')});` : ''}`).join('\n          ')}
+          ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
+          ${quads.map(q => tested ? `acc${i}_${q} = acc${i}_${q} + select(vec4<f32>(0.0), a${i} * b_${q}, in_${q});` :
+                                    `acc${i}_${q} = acc${i}_${q} + a${i} * b_${q};`).join('\n          ')}`).join('\n          ')}
+          s = s + srcStep;
+          d = d + diffDstStep;
+        }
+      }`;
+    return `${header}
+    // Per column, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
+    let width = uniforms.diffDstSpatial.z;
+    let strideX = uniforms.strides.z;
+    ${cols.map(j => `let offset${j} = kernel${j} * uniforms.dilations.xyz - uniforms.padsBegin.xyz;
+    let first${j} = select(width, max(0, divCeil(-offset${j}.z, strideX)), valid${j});
+    let end${j} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${j}.z, strideX) + 1), valid${j});
+    let columnSrc${j} = ${j === 0 ? '' : 'select(columnSrc0, '}(g * SC + sc${j}) * uniforms.srcSteps.w + dot(offset${j}, uniforms.srcSteps.xyz)${
+        j === 0 ? '' : `, valid${j})`};`).join('\n    ')}
+    // Positions where some column is inside, and the middle stretch where every column of the block is
+    // (columns beyond the matrix read column 0's value there, and their sums are never stored).
+    let firstX = ${cols.map(j => `first${j}`).reduce((a, b) => `min(${a}, ${b})`)};
+    let endX = ${cols.map(j => `end${j}`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allFirst = ${cols.map(j => `select(0, first${j}, valid${j})`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allEnd = ${cols.map(j => `select(width, end${j}, valid${j})`).reduce((a, b) => `min(${a}, ${b})`)};
+    let srcStep = strideX * uniforms.srcSteps.z;
+    let diffDstStep = uniforms.diffDstSteps.z;
+    for (var row = rowStart; row < rowEnd; row = row + 1) {
+      let py = row % uniforms.diffDstSpatial.y;
+      let rows = row / uniforms.diffDstSpatial.y;
+      let pz = rows % uniforms.diffDstSpatial.x;
+      let n = rows / uniforms.diffDstSpatial.x;
+      let outer = vec2<i32>(pz, py) * uniforms.strides.xy;
+      ${cols.map(j => `let inRow${j} = valid${j} && all(outer + offset${j}.xy >= vec2<i32>(0)) && all(outer + offset${j}.xy < uniforms.srcSpatial.xy);`).join('\n      ')}
+      if (!(${cols.map(j => `inRow${j}`).join(' || ')})) {
+        continue;
+      }
+      let rowAll = ${cols.map(j => `(inRow${j} || !valid${j})`).join(' && ')};
+      let srcRow = n * uniforms.srcSpatial.w + outer.x * uniforms.srcSteps.x + outer.y * uniforms.srcSteps.y;
+      let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y;
+      let middleFrom = select(endX, allFirst, rowAll);
+      let middleTo = select(endX, allEnd, rowAll);
+      ${sweep('middleFrom', 'middleTo', false)}
+      // The ends: [firstX, middleFrom) and [middleTo, endX), through one tested body.
+      for (var side = 0; side < 2; side = side + 1) {
+        let sideFrom = select(max(middleFrom, middleTo), firstX, side == 0);
+        let sideTo = select(endX, min(middleFrom, endX), side == 0);
+        ${sweep('sideFrom', 'sideTo', true)}
+      }
+    }
+${store}`;
   }
 }
 
 /**
- * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, T neighbouring taps
- * along the innermost kernel axis of one filter row), enumerated with the group fastest so
- * that neighbouring invocations of a depthwise problem read neighbouring channels. An
- * invocation walks its split's rows (batch × outer diffDst positions); per row it checks the
- * outer src coordinates once and sweeps the innermost positions where any of its taps is
- * inside, reading each diffDst value once for its T taps (T + 1 reads for T multiply-adds).
- * Each tap's inside range is solved once per invocation: the middle stretch where every tap is
- * inside runs without tests, the ends test each tap and skip a product outside its range (not
- * multiply it by zero), as the definition does.
+ * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
+ * rows × T neighbouring taps along the innermost kernel axis) of one filter plane, enumerated
+ * with the group fastest so that neighbouring invocations of a depthwise problem read
+ * neighbouring channels. An invocation walks its split's rows of positions (batch × outer
+ * diffDst positions); per row it checks the src rows of its kernel rows once and sweeps the
+ * innermost positions, reading each diffDst value once for its R · T sums.
  *
- * Cache key: `ConvBackpropFiltersTaps<T>` (plus tfjs's): only T (1-4) is baked in.
+ * Each tap's inside range along the row is solved once per invocation. In the middle stretch,
+ * where every tap of every kernel row is inside, the src values sit in a window of R × T
+ * registers that slides by m taps a position (m = stride ÷ dilation, baked in): tap t at one
+ * position is tap t + m at the one before, so a position reads R · m new src values and one
+ * diffDst value for R · T products. Taps beyond the kernel read at their own (unused)
+ * addresses, so the values they carry into real taps are the right ones. The ends of a row,
+ * and rows where a kernel row falls outside src, test each product and skip it (not multiply
+ * it by zero), as the definition does, so NaN and ±Inf stay exact.
+ *
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>` (plus tfjs's): R (1-12), T (1-4) and m
+ * are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -204,25 +291,31 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.taps}`;
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}`;
   }
 
   getUserCode(): string {
     const T = this.plan.taps;
+    const R = this.plan.tapRows;
+    const m = this.plan.tapShift;
     const taps = [...Array(T).keys()];
-    // One stretch of positions [from, to): each tap's product tested against its range, or not.
-    const sweep = (from: string, to: string, tested: boolean) => `{
-        var s = srcRow + (${from}) * srcStep;
-        var d = diffDstRow + (${from}) * diffDstStep;
-        for (var px = ${from}; px < ${to}; px = px + 1) {
-          let a = diffDst[d];
-          ${taps.map(t => tested ? `if (px >= first${t} && px < end${t}) {
-            sum${t} = sum${t} + a * src[s + tap${t}];
-          }` : `sum${t} = sum${t} + a * src[s + tap${t}];`).join('\n          ')}
-          s = s + srcStep;
-          d = d + diffDstStep;
-        }
-      }`;
+    const kernelRows = [...Array(R).keys()];
+    const each = (f: (r: number, t: number) => string, separator = '\n          ') =>
+        kernelRows.flatMap(r => taps.map(t => f(r, t))).join(separator);
+    // Products of one position, each tested against its kernel row and its tap's range.
+    const testedStretch = `{
+          var s = srcRow + sideFrom * srcStep;
+          var d = diffDstRow + sideFrom * diffDstStep;
+          for (var px = sideFrom; px < sideTo; px = px + 1) {
+            let a = diffDst[d];
+            ${taps.map(t => `let inTap${t} = px >= first${t} && px < end${t};`).join('\n            ')}
+            ${each((r, t) => `if (inRow${r} && inTap${t}) {
+              sum${r}_${t} = sum${r}_${t} + a * src[s + rowTap${r} + tap${t}];
+            }`, '\n            ')}
+            s = s + srcStep;
+            d = d + diffDstStep;
+          }
+        }`;
     return `
   ${COMMON_WGSL}
   fn main(index : i32) {
@@ -243,9 +336,10 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     rest = rest / SC;
     let kxBlock = rest % uniforms.blocks.y;
     rest = rest / uniforms.blocks.y;
-    let ky = rest % uniforms.kernel.y;
-    let kz = rest / uniforms.kernel.y;
-    let outer = vec2<i32>(kz, ky) * uniforms.dilations.xy - uniforms.padsBegin.xy;
+    let kyBlock = rest % uniforms.blocks.x;
+    let kz = rest / uniforms.blocks.x;
+    let zOffset = kz * uniforms.dilations.x - uniforms.padsBegin.x;
+    let yOffset = kyBlock * ${R} * uniforms.dilations.y - uniforms.padsBegin.y;
 
     // Per tap, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
     let stride = uniforms.strides.z;
@@ -255,10 +349,13 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let offset${t} = kx${t} * uniforms.dilations.z - uniforms.padsBegin.z;
     let first${t} = select(width, max(0, divCeil(-offset${t}, stride)), valid${t});
     let end${t} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1), valid${t});
-    let tap${t} = select(0, ${t} * uniforms.dilations.z * uniforms.srcSteps.z, valid${t});
-    var sum${t} = 0.0;`).join('\n    ')}
-    // Positions where some tap is inside, and the middle stretch where every existing tap is
-    // (taps beyond the kernel read tap 0's value there, and their sums are never stored).
+    let tap${t} = ${t} * uniforms.dilations.z * uniforms.srcSteps.z;`).join('\n    ')}
+    ${kernelRows.map(r => `let ky${r} = kyBlock * ${R} + ${r};
+    let validRow${r} = ky${r} < uniforms.kernel.y;
+    let rowTap${r} = select(0, ${r} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${r});`).join('\n    ')}
+    ${each((r, t) => `var sum${r}_${t} = 0.0;`, '\n    ')}
+    ${each((r, t) => `var window${r}_${t} = 0.0;`, '\n    ')}
+    // Positions where some tap is inside, and the middle stretch where every existing tap is.
     let firstX = ${taps.map(t => `first${t}`).reduce((a, b) => `min(${a}, ${b})`)};
     let endX = ${taps.map(t => `end${t}`).reduce((a, b) => `max(${a}, ${b})`)};
     let allFirst = ${taps.map(t => `select(0, first${t}, valid${t})`).reduce((a, b) => `max(${a}, ${b})`)};
@@ -275,22 +372,42 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let rows = row / uniforms.diffDstSpatial.y;
       let pz = rows % uniforms.diffDstSpatial.x;
       let n = rows / uniforms.diffDstSpatial.x;
-      let z = pz * uniforms.strides.x + outer.x;
-      let y = py * uniforms.strides.y + outer.y;
-      if (z < 0 || z >= uniforms.srcSpatial.x || y < 0 || y >= uniforms.srcSpatial.y) {
+      let z = pz * uniforms.strides.x + zOffset;
+      let y = py * uniforms.strides.y + yOffset;
+      ${kernelRows.map(r => `let inRow${r} = validRow${r} && y + ${r} * uniforms.dilations.y >= 0 && y + ${r} * uniforms.dilations.y < uniforms.srcSpatial.y;`).join('\n      ')}
+      if (z < 0 || z >= uniforms.srcSpatial.x || !(${kernelRows.map(r => `inRow${r}`).join(' || ')})) {
         continue;
       }
+      let rowAll = ${kernelRows.map(r => `(inRow${r} || !validRow${r})`).join(' && ')};
       let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      ${sweep('firstX', 'min(allFirst, endX)', true)}
-      ${sweep('allFirst', 'allEnd', false)}
-      ${sweep('max(allFirst, allEnd)', 'endX', true)}
+      let middleFrom = select(endX, allFirst, rowAll);
+      let middleTo = select(endX, allEnd, rowAll);
+      if (middleFrom < middleTo) {
+        var s = srcRow + middleFrom * srcStep;
+        var d = diffDstRow + middleFrom * diffDstStep;
+        ${kernelRows.flatMap(r => taps.slice(0, T - m).map(t => `window${r}_${t} = src[s + rowTap${r} + tap${t}];`)).join('\n        ')}
+        for (var px = middleFrom; px < middleTo; px = px + 1) {
+          let a = diffDst[d];
+          ${kernelRows.flatMap(r => taps.slice(T - m).map(t => `window${r}_${t} = src[s + rowTap${r} + tap${t}];`)).join('\n          ')}
+          ${each((r, t) => `sum${r}_${t} = sum${r}_${t} + a * window${r}_${t};`)}
+          ${kernelRows.flatMap(r => taps.slice(0, T - m).map(t => `window${r}_${t} = window${r}_${t + m};`)).join('\n          ')}
+          s = s + srcStep;
+          d = d + diffDstStep;
+        }
+      }
+      // The ends: [firstX, middleFrom) and [middleTo, endX), through one tested body.
+      for (var side = 0; side < 2; side = side + 1) {
+        let sideFrom = select(max(middleFrom, middleTo), firstX, side == 0);
+        let sideTo = select(endX, min(middleFrom, endX), side == 0);
+        ${testedStretch}
+      }
     }
-    let filterRow = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
-        sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x + ky * uniforms.filterSteps.y;
-    ${taps.map(t => `if (kx${t} < uniforms.kernel.z) {
-      result[filterRow + kx${t} * uniforms.filterSteps.z] = sum${t};
-    }`).join('\n    ')}
+    let filterPlane = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
+        sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x;
+    ${each((r, t) => `if (validRow${r} && valid${t}) {
+      result[filterPlane + ky${r} * uniforms.filterSteps.y + kx${t} * uniforms.filterSteps.z] = sum${r}_${t};
+    }`, '\n    ')}
   }
 `;
   }

@@ -1,4 +1,5 @@
-import type {FilterGradientGeometry} from '../../src/geometry';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
 
 /**
  * How the webgpu kernel lays the canonical computation out over invocations.
@@ -6,24 +7,33 @@ import type {FilterGradientGeometry} from '../../src/geometry';
  * Per group the filter gradient is a matrix product: rows are the group's diffDst channels
  * (DC), columns its (src channel, kernel offset) pairs (SC · Kvol), and the reduction runs over
  * R = batch × diffDst positions. 'blocks' gives each invocation a BM × 4 block of that matrix
- * (BM = 8 diffDst channels, 4 when DC < 8) and walks the reduction one row at a time, reading
- * BM + 4 values for 4 · BM products. When a group has fewer than 4 rows (depthwise: 1 × Kvol)
- * a block would mostly compute padding, and 'taps' runs one invocation per T neighbouring taps
- * of one filter row instead (T ≤ 4 along the innermost kernel axis, as even as the width
- * allows), sweeping whole rows of positions with each diffDst value read once for its T taps
- * and the bounds solved once per invocation. Either way,
- * when the filter gives too few invocations for the reduction's length, the reduction is split
- * (partial sums, then a pass that adds them).
+ * (BM = 8 diffDst channels, 4 when DC < 8), reading BM + 4 values for 4 · BM products per
+ * position; it sweeps whole rows of positions (the innermost axis, pointwise axes merged: see
+ * sweptAxes) with the column tests solved once per row, or walks the positions one at a time
+ * when rows are short. When a group has fewer than 4 rows (depthwise: 1 × Kvol) a block would
+ * mostly compute padding, and 'taps' runs one invocation per R kernel rows × T taps of one
+ * filter plane instead, its src values in a window of registers sliding along each row.
+ * Either way, when the filter gives too few invocations for the reduction's length, the
+ * reduction is split (partial sums, then a pass that adds them).
  */
 export interface WebgpuReductionPlan {
   readonly mode: 'blocks' | 'taps';
   /** 'taps': neighbouring taps of the innermost kernel axis per invocation (T, 1-4). */
   readonly taps: number;
-  /** 'blocks': diffDst channels per block (BM); the block has BLOCK_COLUMNS columns. */
+  /** 'taps': neighbouring rows of the second-innermost kernel axis per invocation (R: R · T ≤ MAX_TAP_SUMS). */
+  readonly tapRows: number;
+  /**
+   * 'taps': how many taps the window moves from one position to the next (m = stride ÷ dilation
+   * along the innermost axis when that divides and is below T; else T, every value read anew).
+   */
+  readonly tapShift: number;
+  /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
-  /** Invocations of one split: 'blocks' G · ⌈DC / BM⌉ · ⌈SC · Kvol / 4⌉; 'taps' filter size / T, rounded up per filter row. */
+  /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
+  readonly rowSweep: boolean;
+  /** Invocations of one split: 'blocks' G · ⌈DC / BM⌉ · ⌈SC · Kvol / 4⌉; 'taps' filter planes · ⌈Kh / R⌉ · ⌈Kw / T⌉. */
   readonly blocksPerSplit: number;
-  /** Reduction units: 'blocks' all of R; 'taps' rows of positions (R / innermost size). */
+  /** Reduction units: rows of positions (R / swept row length), or all of R when 'blocks' walks positions. */
   readonly reductionRows: number;
   readonly splits: number;
   readonly rowsPerSplit: number;
@@ -32,7 +42,22 @@ export interface WebgpuReductionPlan {
 }
 
 export const WORKGROUP_INVOCATIONS = 64;
+/**
+ * Columns of a block. 8 × 8 blocks (16 loads for 64 products) never finished compiling on
+ * SwiftShader (its shader compiler ran past Chromium's GPU watchdog and the device was lost).
+ */
 export const BLOCK_COLUMNS = 4;
+/** Tuning flag: the shortest row of positions 'blocks' sweeps (default MIN_SWEPT_ROW; 0: always, a huge value: never). */
+export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW';
+/**
+ * 'blocks' sweeps rows of at least this many positions (after sweptAxes merges pointwise axes)
+ * and walks the positions one by one below it: a swept row pays its set-up (row coordinates,
+ * per-column row tests, three stretches) once, which short rows (MNIST's 8 to 11 positions at
+ * 5×5 and 3×3) do not win back.
+ */
+const MIN_SWEPT_ROW = 16;
+/** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
+export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
 const MIN_BLOCK_ROWS = 4;
 /**
@@ -45,8 +70,33 @@ const TARGET_INVOCATIONS = 2048;
 /** A split sums at least this many products per output, so the second pass stays small. */
 const MIN_PRODUCTS_PER_SPLIT = 256;
 const MAX_SPLITS = 256;
-/** Taps per 'taps' invocation at most: T + 1 reads for T products, T sums in registers. */
+/** Taps per 'taps' invocation at most along the innermost kernel axis. */
 const MAX_TAPS = 4;
+/** Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers. */
+const MAX_TAP_SUMS = 12;
+
+/**
+ * The spatial axes the programs walk: the geometry's, with neighbouring axes on which the
+ * filter is a pointwise map (kernel 1, stride 1, no pads, src and diffDst the same size) and
+ * which are contiguous in both tensors merged into one, so a 1×1 layer on an 8×8 image sweeps
+ * rows of 64 positions, not 8 rows of 8. The filter has one offset (0) along merged axes, so
+ * nothing else changes.
+ */
+export function sweptAxes(geometry: FilterGradientGeometry): SpatialAxis[] {
+  const pointwise = (axis: SpatialAxis) => axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 &&
+      axis.padEnd === 0 && axis.srcSize === axis.diffDstSize;
+  const axes: SpatialAxis[] = [];
+  for (const axis of geometry.axes) {
+    const outer = axes[axes.length - 1];
+    if (outer !== undefined && pointwise(outer) && pointwise(axis) && outer.srcStride === axis.srcStride * axis.srcSize &&
+        outer.diffDstStride === axis.diffDstStride * axis.diffDstSize) {
+      axes[axes.length - 1] = {...axis, srcSize: outer.srcSize * axis.srcSize, diffDstSize: outer.diffDstSize * axis.diffDstSize};
+    } else {
+      axes.push(axis);
+    }
+  }
+  return axes;
+}
 
 export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuReductionPlan {
   const rows = geometry.diffDst.channelsPerGroup;
@@ -55,21 +105,35 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const positions = geometry.axes.reduce((volume, axis) => volume * axis.diffDstSize, 1);
   const reduction = geometry.batch * positions;
 
+  const swept = sweptAxes(geometry);
+  const rowLength = swept[swept.length - 1].diffDstSize;
+  const targetInvocations = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS, TARGET_INVOCATIONS);
   if (rows >= MIN_BLOCK_ROWS) {
     const blockRows = rows >= 8 ? 8 : 4;
+    const rowSweep = rowLength >= tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW, MIN_SWEPT_ROW);
     const blocksPerSplit = geometry.groups * Math.ceil(rows / blockRows) * Math.ceil(columns / BLOCK_COLUMNS);
-    const {splits, rowsPerSplit} = split(reduction, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), MIN_PRODUCTS_PER_SPLIT);
-    return {mode: 'blocks', taps: 1, blockRows, blocksPerSplit, reductionRows: reduction, splits, rowsPerSplit,
+    const reductionRows = rowSweep ? reduction / rowLength : reduction;
+    const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
+                                         Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
-  const rowLength = geometry.axes[geometry.axes.length - 1].diffDstSize;
   const reductionRows = reduction / rowLength;
-  const kernelWidth = geometry.axes[geometry.axes.length - 1].kernelSize;
-  const taps = Math.ceil(kernelWidth / Math.ceil(kernelWidth / MAX_TAPS));
-  const blocksPerSplit = geometry.filterSize / kernelWidth * Math.ceil(kernelWidth / taps);
-  const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(TARGET_INVOCATIONS / blocksPerSplit), Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
-  return {mode: 'taps', taps, blockRows: 1, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+  const [, height, width] = spatialAxesAs3d(swept);
+  const taps = evenBlock(width.kernelSize, MAX_TAPS);
+  const tapRows = evenBlock(height.kernelSize, Math.floor(MAX_TAP_SUMS / taps));
+  const tapShift = width.stride % width.dilation === 0 ? Math.min(taps, width.stride / width.dilation) : taps;
+  const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) * Math.ceil(width.kernelSize / taps) *
+      Math.ceil(height.kernelSize / tapRows);
+  const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
+                                       Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
+  return {mode: 'taps', taps, tapRows, tapShift, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
+}
+
+/** The block size for `size` elements in blocks of at most `max`, as even as the blocks allow (5 in 3 + 2). */
+function evenBlock(size: number, max: number): number {
+  return Math.ceil(size / Math.ceil(size / max));
 }
 
 function split(rows: number, wanted: number, minRowsPerSplit: number) {

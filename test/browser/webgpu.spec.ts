@@ -136,6 +136,36 @@ describe('webgpu:', () => {
     expect(plan.blockRows).toBe(4);
   });
 
+  it('sweeps rows of 16 or more positions in blocks (NXC 8-row, NCX 4-row, 1-D), walks shorter ones', async () => {
+    const nxc = await checkAgainstCpu([2, 9, 19, 12], [2, 9, 19, 16], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    expect([nxc.mode, nxc.blockRows, nxc.rowSweep]).toEqual(['blocks', 8, true]);
+    const ncx = await checkAgainstCpu([2, 6, 5, 21], [2, 5, 5, 19], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 0],
+                                                                      filterShape: [2, 3], dataFormat: 'NCX'});
+    expect([ncx.mode, ncx.blockRows, ncx.rowSweep]).toEqual(['blocks', 4, true]);
+    const oneD = await checkAgainstCpu([3, 40, 6], [3, 19, 8], {strides: [2], padsBegin: [0], padsEnd: [1], filterShape: [4]});
+    expect([oneD.mode, oneD.rowSweep]).toEqual(['blocks', true]);
+    const short = await checkAgainstCpu([4, 12, 12, 8], [4, 8, 8, 16], {strides: [1, 1], filterShape: [5, 5]});
+    expect([short.mode, short.rowSweep]).toEqual(['blocks', false]);
+  });
+
+  it('sweeps a 1×1 layer\'s positions as one row (pointwise axes merged)', async () => {
+    const plan = await checkAgainstCpu([3, 4, 5, 12], [3, 4, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
+    expect([plan.mode, plan.rowSweep, plan.reductionRows]).toEqual(['blocks', true, 3]);
+    const strided = await checkAgainstCpu([3, 7, 7, 8], [3, 4, 4, 8], {strides: [2, 2], filterShape: [1, 1]});
+    expect([strided.mode, strided.reductionRows]).toEqual(['blocks', 3 * 4 * 4]);
+  });
+
+  it('runs taps in windows: 3 × 3 sliding 1 tap, 5 × 3 in row blocks of 3 + 2 sliding 2 taps (stride 2), 1-D', async () => {
+    const slide1 = await checkAgainstCpu([2, 8, 20, 6], [2, 8, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
+    expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift]).toEqual(['taps', 3, 3, 1]);
+    const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 5, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
+                                                                         filterShape: [5, 3]});
+    expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift]).toEqual(['taps', 3, 3, 2]);
+    const oneD = await checkAgainstCpu([2, 5, 30], [2, 5, 30], {strides: [1], dilations: [2], padsBegin: [2], padsEnd: [0], groups: 5,
+                                                                  filterShape: [2], dataFormat: 'NCX'});
+    expect([oneD.mode, oneD.tapRows, oneD.taps, oneD.tapShift]).toEqual(['taps', 1, 2, 2]);
+  });
+
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
     const cache = () => Object.keys((tf.backend() as unknown as {pipelineCache: Record<string, unknown>}).pipelineCache)
                             .filter(key => key.startsWith('ConvBackpropFilters')).length;
