@@ -76,8 +76,9 @@ const COMMON_WGSL = `
  *     src row is outside) test each column;
  *   - positions walked (short rows): one position at a time, stepped with carries (never
  *     divided), each column tested against the src bounds.
- * A tested term outside src is skipped (a select on the product), as the definition does, so
- * NaN or ±Inf in diffDst stay exact.
+ * A tested term outside src reads element 0 instead (an index select, no branch) and is
+ * skipped (a select on the product), as the definition does, so NaN or ±Inf in diffDst stay
+ * exact; on SwiftShader a load under an `if` costs more than the select.
  *
  * Why no workgroup memory: where invocations run as 4-lane groups on CPU threads (SwiftShader),
  * a barrier switches between every lane group of the workgroup and workgroup memory is read
@@ -172,10 +173,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
       let d = n * uniforms.diffDstSpatial.w + dot(p, uniforms.diffDstSteps.xyz);
       let s = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
       ${cols.map(j => `let inside${j} = insideSrc(position + offset${j});
-      var b${j} = 0.0;
-      if (inside${j}) {
-        b${j} = src[s + columnSrc${j}];
-      }`).join('\n      ')}
+      let b${j} = src[select(0, s + columnSrc${j}, inside${j})];`).join('\n      ')}
       ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};
       let inside_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `inside${4 * q + c}`).join(', ')});`).join('\n      ')}
       ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
@@ -202,10 +200,7 @@ ${store}`;
         var d = diffDstRow + (${from}) * diffDstStep;
         for (var px = ${from}; px < ${to}; px = px + 1) {
           ${tested ? cols.map(j => `let in${j} = inRow${j} && px >= first${j} && px < end${j};
-          var b${j} = 0.0;
-          if (in${j}) {
-            b${j} = src[s + columnSrc${j}];
-          }`).join('\n          ') : cols.map(j => `let b${j} = src[s + columnSrc${j}];`).join('\n          ')}
+          let b${j} = src[select(0, s + columnSrc${j}, in${j})];`).join('\n          ') : cols.map(j => `let b${j} = src[s + columnSrc${j}];`).join('\n          ')}
           ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};${tested ? `
           let in_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `in${4 * q + c}`).join(', ')});` : ''}`).join('\n          ')}
           ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
@@ -273,8 +268,10 @@ ${store}`;
  * position is tap t + m at the one before, so a position reads R · m new src values and one
  * diffDst value for R · T products. Taps beyond the kernel read at their own (unused)
  * addresses, so the values they carry into real taps are the right ones. The ends of a row,
- * and rows where a kernel row falls outside src, test each product and skip it (not multiply
- * it by zero), as the definition does, so NaN and ±Inf stay exact.
+ * and rows where a kernel row falls outside src, read each tap directly (element 0 where it is
+ * outside: an index select, no branch) and skip its product (a select, not a multiplication by
+ * zero), as the definition does, so NaN and ±Inf stay exact. The ends do not carry the window:
+ * with it, SwiftShader's compiler did not finish the 3 × 3 shader before Chromium's GPU watchdog.
  *
  * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>` (plus tfjs's): R (1-12), T (1-4) and m
  * are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
@@ -309,9 +306,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
           for (var px = sideFrom; px < sideTo; px = px + 1) {
             let a = diffDst[d];
             ${taps.map(t => `let inTap${t} = px >= first${t} && px < end${t};`).join('\n            ')}
-            ${each((r, t) => `if (inRow${r} && inTap${t}) {
-              sum${r}_${t} = sum${r}_${t} + a * src[s + rowTap${r} + tap${t}];
-            }`, '\n            ')}
+            ${each((r, t) => `let in${r}_${t} = inRow${r} && inTap${t};
+            sum${r}_${t} = sum${r}_${t} + select(0.0, a * src[select(0, s + rowTap${r} + tap${t}, in${r}_${t})], in${r}_${t});`,
+                   '\n            ')}
             s = s + srcStep;
             d = d + diffDstStep;
           }
