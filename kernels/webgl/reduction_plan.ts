@@ -54,7 +54,7 @@ export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_
 const registeredFlags = new Set<string>();
 
 /** A numeric tuning flag's value, registering it with its default on first use (a value already set is kept). */
-function tuningFlag(name: string, fallback: number): number {
+export function tuningFlag(name: string, fallback: number): number {
   if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name) && !registeredFlags.has(name)) {
     env().registerFlag(name, () => fallback);
   }
