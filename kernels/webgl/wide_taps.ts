@@ -42,6 +42,18 @@ export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_W
 const MAX_SEGMENT_ROW_LENGTH = 8;
 
 /**
+ * Tuning flag: the fragments wide taps' split aims at (default TAP_TARGET_FRAGMENTS; see
+ * splitReduction in reduction_plan.ts).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
+/**
+ * Fewer fragments than the dense passes aim at (16,384): a wide-taps fragment's set-up (the
+ * kernel block's ranges, its divisions) weighs more against its few products (6 elements a
+ * fragment), and with 16,384 the small depthwise layers took MAX_SPLITS splits of 2–4 rows.
+ */
+const TAP_TARGET_FRAGMENTS = 4096;
+
+/**
  * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
  * each) in channels-last data, given how many targets a draw may write, the largest texture
  * side tfjs allocates unfolded and whether an input is read in padded blocks; null for any
@@ -66,7 +78,8 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const channelPairs = Math.ceil(geometry.groups / 2);
   const targetColumns = 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks;
   if (targetColumns > maxTextureSize || maxTextureSize < 2) return null;
-  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2));
+  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
   const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
       planSegments(geometry, paddedBlocks) : null;
   return {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetRows: 2 * plan.splits, targetColumns};
