@@ -53,7 +53,7 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
       arrange: () => arrangeWideTilesProgram(geometry, tiles),
     };
   }
-  const taps = planWideTaps(geometry, maxTargets, maxTextureSize);
+  const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (taps !== null) {
     return {
       targetCount: Math.ceil(taps.taps / 2), targetRows: taps.targetRows, targetColumns: taps.targetColumns,

@@ -67,17 +67,18 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
 
 /**
  * The split of the reduction (see ReductionPlan) for fragments that sum `outputsPerFragment`
- * filter elements each, into at most MAX_SPLITS and `maxSplits` splits.
+ * filter elements each, into at most MAX_SPLITS and `maxSplits` splits, aiming at
+ * `targetFragments` fragments (default: the flag CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS).
  */
-export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, maxSplits = Infinity):
-    Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
+export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, maxSplits = Infinity,
+                               targetFragments?: number): Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
   const minPositions = Math.max(MIN_PRODUCTS / outputsPerFragment, outputsPerFragment *
       tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, MIN_SPLIT_POSITIONS_PER_OUTPUT));
   const minRowsPerSplit = Math.ceil(minPositions / rowLength);
-  const wanted = Math.ceil(tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, TARGET_FRAGMENTS) *
+  const wanted = Math.ceil((targetFragments ?? tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, TARGET_FRAGMENTS)) *
                            outputsPerFragment / geometry.filterSize);
   const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS, maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);

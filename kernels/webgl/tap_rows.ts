@@ -82,6 +82,92 @@ ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
         }`;
 }
 
+/**
+ * tapRowsLoop for problems whose rows run in segments (see planSegments): the split's rows run
+ * in segments, each the split's rows of one (n, pd) plane whose kernel row stays inside src,
+ * and a segment is one run of steps — the cursors set up once a segment, not once a row. Inside
+ * a segment diffDst's rows follow one another (rows of even length: a step never spans two);
+ * src's rows are a fixed number of texel rows apart. Where a row's steps end where the next
+ * row's begin (`SegmentRows.continuous`), the src texels carried from a row's last step are the
+ * next row's first ones; elsewhere the src cursor moves from row start to row start and the
+ * step's texels are read anew at each row's start, without the row's position arithmetic.
+ * Each step is tested, or not, by its position along the row (`pw`, counted and wrapped at the
+ * row's end), as tapRowsLoop's three loops test them.
+ *
+ * On SwiftShader a short row's set-up (position arithmetic, parities, the src texels before
+ * the first step, three loops) costs more than its steps: the depthwise layers of 4–16
+ * positions a row spend most of a call there.
+ */
+export function tapSegmentsLoop(rows: TapRows, continuous: boolean): string {
+  const readStepTexels = (declare: boolean) => Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`).join('\n          ');
+  return `${continuous ? '' : `
+        // From one src row start to the next: stride × the src row stride, an even number of view rows.
+        ivec2 srcRowPitch = srcRowsStep(stride.y * srcRowStrides[3] / 2);`}
+        int rowBegin = split * sizes.x;
+        int rowEnd = min(rowBegin + sizes.x, sizes.y);
+        for (int row = rowBegin; row < rowEnd;) {
+          int outer = row / diffDstSize.y;
+          int ph = row - outer * diffDstSize.y;
+          int n = outer / diffDstSize.x;
+          int pd = outer - n * diffDstSize.x;
+          // The split's rows of this plane, [ph, phEnd), then those whose taps stay inside src.
+          int phEnd = min(diffDstSize.y, ph + rowEnd - row);
+          row += phEnd - ph;
+          ph = max(ph, first.y);
+          phEnd = min(phEnd, end.y);
+          if (pd < first.x || pd >= end.x || ph >= phEnd) continue;
+          ivec3 p = ivec3(pd, ph, 0);
+          ivec3 tap = p * stride + shift;
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', rows.srcChannel, 'tap')} + shift.z;
+          int srcCol = ${position('src', 'Col', 'n', rows.srcChannel, 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', rows.diffDstChannel, 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', rows.diffDstChannel, 'p')};
+          // Rows of even length start at texel boundaries of diffDst; the src half each value
+          // comes from is the same all along the segment.
+          int pw = 0;
+          bool odd = isOdd(srcRow);
+          int texelRow = srcRow - (odd ? 1 : 0);${rows.diffDstCursors}
+          ivec2 srcAt = srcTexelOf(texelRow, srcCol);${continuous ? '' : `
+          ivec2 srcRowAt = srcAt;`}
+          ${readStepTexels(true)}
+          int steps = (phEnd - ph) * (diffDstSize.z / 2);
+          for (int s = 0; s < steps; s++) {
+            if (pw < middleFirst || pw >= middleEnd) {${rows.step(true).replace(/\n/g, '\n  ')}
+            } else {${rows.step(false).replace(/\n/g, '\n  ')}
+            }
+            pw += 2;
+            if (pw == diffDstSize.z) {
+              pw = 0;${continuous ? '' : `
+              srcRowAt = srcAdvance(srcRowAt, srcRowPitch);
+              srcAt = srcRowAt;
+              ${readStepTexels(false).replace(/\n/g, '\n    ')}`}
+            }
+          }
+        }`;
+}
+
+/**
+ * Whether the rows of a channels-last problem can run in segments (tapSegmentsLoop), and if so
+ * whether they are `continuous` — a row's src steps end where the next row's begin (stride ×
+ * the src row's length along the outer axis = stride × the row's length along it, e.g. stride 1
+ * with src and diffDst of one width): null unless diffDst's rows of even length follow one
+ * another (no padded blocks) and src's row starts are an even number of view rows apart (the
+ * src half each value comes from stays the same over a segment).
+ */
+export function planSegments(geometry: FilterGradientGeometry, paddedBlocks: boolean): {continuous: boolean} | null {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const srcColumns = geometry.src.shape[geometry.src.shape.length - 1];
+  const diffDstColumns = geometry.diffDst.shape[geometry.diffDst.shape.length - 1];
+  const srcRowPitch = h.stride * h.srcStride / srcColumns;
+  if (geometry.dataFormat !== 'NXC' || paddedBlocks || w.diffDstSize % 2 !== 0 || w.diffDstStride !== diffDstColumns ||
+      h.diffDstStride !== w.diffDstSize * diffDstColumns || w.srcStride !== srcColumns || srcRowPitch % 2 !== 0) {
+    return null;
+  }
+  return {continuous: srcRowPitch === w.stride * w.diffDstSize};
+}
+
 /** The integer uniforms of a tap-rows program: kernel size, geometryUniforms and `sizes`. */
 export function tapRowsUniforms(
     geometry: FilterGradientGeometry, textures: {src: PackedTexture; diffDst: PackedTexture},

@@ -2,8 +2,10 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {tuningFlag} from '../../src/tuning_flags';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms} from './tap_rows';
+import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
+        tapSegmentsLoop} from './tap_rows';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -16,6 +18,8 @@ export interface WideTaps {
   /** src texels a step spans (see wideTapsProgram). */
   readonly stepTexels: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  /** How the rows run in segments (tapSegmentsLoop in tap_rows.ts); null: one by one. */
+  readonly segments: {readonly continuous: boolean} | null;
   /**
    * Each target's texels: [2 · splits, 2 · ⌈channel pairs / 4⌉ · kernelRows · tapBlocks]: a 2×2
    * block of texels per split, 4 consecutive channel pairs and kernel block (kernel row, tap
@@ -26,11 +30,38 @@ export interface WideTaps {
 }
 
 /**
- * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
- * each) in channels-last data, given how many targets a draw may write and the largest texture
- * side tfjs allocates unfolded; null for any other problem or when the targets cannot fit.
+ * Tuning flag: wide taps run the rows of a split in segments (see tapSegmentsLoop in
+ * tap_rows.ts) where the rows continue one another and hold at most this many positions
+ * (default MAX_SEGMENT_ROW_LENGTH; 0 runs every problem row by row).
  */
-export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): WideTaps | null {
+export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS';
+/**
+ * Rows of up to 8 positions (4 steps) run in segments: there a row's set-up outweighs its
+ * steps. Longer rows run one by one: a segment's step chooses between the tested and untested
+ * step each time, and SwiftShader ran 64- and 112-position rows slower so.
+ */
+const MAX_SEGMENT_ROW_LENGTH = 8;
+
+/**
+ * Tuning flag: the fragments wide taps' split aims at (default TAP_TARGET_FRAGMENTS; see
+ * splitReduction in reduction_plan.ts).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
+/**
+ * Fewer fragments than the dense passes aim at (16,384): a wide-taps fragment's set-up (the
+ * kernel block's ranges, its divisions) weighs more against its few products (6 elements a
+ * fragment), and with 16,384 the small depthwise layers took MAX_SPLITS splits of 2–4 rows.
+ */
+const TAP_TARGET_FRAGMENTS = 4096;
+
+/**
+ * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
+ * each) in channels-last data, given how many targets a draw may write, the largest texture
+ * side tfjs allocates unfolded and whether an input is read in padded blocks; null for any
+ * other problem or when the targets cannot fit.
+ */
+export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                             paddedBlocks: boolean): WideTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.src.channelsPerGroup !== 1 || geometry.diffDst.channelsPerGroup !== 1 ||
       geometry.groups < 2) {
     return null;
@@ -48,8 +79,11 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const channelPairs = Math.ceil(geometry.groups / 2);
   const targetColumns = 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks;
   if (targetColumns > maxTextureSize || maxTextureSize < 2) return null;
-  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2));
-  return {taps, tapBlocks, kernelRows, stepTexels, plan, targetRows: 2 * plan.splits, targetColumns};
+  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
+  const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
+      planSegments(geometry, paddedBlocks) : null;
+  return {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetRows: 2 * plan.splits, targetColumns};
 }
 
 /**
@@ -67,9 +101,14 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * ends of a row) each product is selected, not multiplied by 0 (0 · Infinity is NaN); in
  * between, none is.
  *
+ * Where the rows are short and laid out for it (planSegments in tap_rows.ts), the split's rows
+ * run in segments: a row's set-up (position arithmetic, parities, cursors, three loops) is done
+ * once a segment of consecutive rows, and on rows of 4–8 positions it is most of a call.
+ *
  * Cache key: the shader text, which bakes in the block of taps, the stride and the dilation
- * along the innermost axis (they decide which texel half each value comes from) and whether
- * each input's texture is folded; sizes, the other strides, pads and dilations, the split and
+ * along the innermost axis (they decide which texel half each value comes from), whether the
+ * rows run in segments and whether those continue one another, and whether each input's
+ * texture is folded; sizes, the other strides, pads and dilations, the split and
  * the textures' sizes are uniforms.
  *
  * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
@@ -133,7 +172,8 @@ ${TAP_ROWS_FUNCTIONS}
         int kernelRow = kernelBlock / sizes.z;
         int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
-${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step, diffDstCursors: `
+${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuous) : tapRowsLoop(rows))({
+    stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step, diffDstCursors: `
           ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }

@@ -18,6 +18,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
+import type {FilterGradientGeometry} from '../../src/geometry';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
@@ -120,7 +121,21 @@ class FuzzBackend {
 
 const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 
-const MULTI_TARGET_PLANS = {'wide-tiles': planWideTiles, 'wide-taps': planWideTaps, 'thin-taps': planThinTaps};
+/**
+ * The multi-target passes by name, in the order the kernel tries them (wide taps whose rows run
+ * in segments before the others; an input read in padded blocks, which the kernel's plan also
+ * weighs, is taken as absent here).
+ */
+const MULTI_TARGET_PLANS = {
+  'wide-tiles': planWideTiles,
+  'wide-tap-segments': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) => {
+    const taps = planWideTaps(geometry, maxTargets, maxTextureSize, false);
+    return taps?.segments != null ? taps : null;
+  },
+  'wide-taps': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planWideTaps(geometry, maxTargets, maxTextureSize, false),
+  'thin-taps': planThinTaps,
+};
 
 /** The problem's geometry (its filter shape given by its kernel, in its filter format). */
 function geometryOf(problem: FuzzProblem) {

@@ -4,7 +4,10 @@
  * halves in two rows), strides and dilations (two src texels a step), pointwise problems whose
  * splits end at odd positions, 3-D, the transposed op. Wide taps (depthwise, wide_taps.ts):
  * odd widths, padding at both ends, strides, dilations, a tap block overhanging the kernel,
- * an odd channel count, 1-D and 3-D. Packed inputs of odd width (tfjs packs each row of W
+ * an odd channel count, 1-D and 3-D, and rows that run in segments (even widths whose rows
+ * continue one another: splits starting mid-image, stride 2 along the row only, dilations,
+ * NaN and ±Infinity at the ends of rows; or whose src rows are read anew at each row start:
+ * stride 2, 'valid' padding). Packed inputs of odd width (tfjs packs each row of W
  * positions into ⌈W/2⌉ texel rows) are read in place, never unpacked. Thin taps (one src channel, thin_taps.ts): a 5×5 kernel,
  * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
  * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
@@ -32,6 +35,8 @@ interface Problem {
   input: number[];
   outputDelta: number[];
   attrs: ConvolutionBackpropFiltersAttrs;
+  /** Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked when given. */
+  segments?: 'continuous' | 'row starts' | 'rows';
 }
 
 const PROBLEMS: Problem[] = [
@@ -63,7 +68,19 @@ const PROBLEMS: Problem[] = [
   {name: 'depthwise 1-D, stride 3, kernel wider than the input', input: [3, 4, 4], outputDelta: [3, 2, 4],
     attrs: {strides: [3], padsBegin: [3], padsEnd: [3], groups: 4, filterShape: [5]}},
   {name: 'depthwise 3-D', input: [1, 4, 5, 6, 4], outputDelta: [1, 4, 5, 6, 4],
-    attrs: {strides: [1, 1, 1], autoPad: 'same_lower', groups: 4, filterShape: [2, 3, 3]}},
+    attrs: {strides: [1, 1, 1], autoPad: 'same_lower', groups: 4, filterShape: [2, 3, 3]}, segments: 'continuous'},
+  {name: 'depthwise segments: 3×3 same, even width, splits starting mid-image', input: [6, 4, 6, 6], outputDelta: [6, 4, 6, 6],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]}, segments: 'continuous'},
+  {name: 'depthwise segments: stride 2 along the row only', input: [2, 5, 8, 4], outputDelta: [2, 5, 4, 4],
+    attrs: {strides: [1, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, segments: 'continuous'},
+  {name: 'depthwise segments: dilation 2, 10 channels, 4 kernel rows', input: [2, 6, 8, 10], outputDelta: [2, 6, 8, 10],
+    attrs: {strides: [1, 1], dilations: [2, 2], autoPad: 'same_lower', groups: 10, filterShape: [4, 3]}, segments: 'continuous'},
+  {name: 'depthwise segments: stride 2, even widths (src read anew at each row start)', input: [2, 8, 8, 4], outputDelta: [2, 4, 4, 4],
+    attrs: {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]}, segments: 'row starts'},
+  {name: 'depthwise segments: 3×3 valid, 6 channels (src rows longer than diffDst rows)', input: [3, 7, 8, 6], outputDelta: [3, 5, 6, 6],
+    attrs: {strides: [1, 1], groups: 6, filterShape: [3, 3]}, segments: 'row starts'},
+  {name: 'depthwise 2×4 valid, odd src width (rows one by one)', input: [1, 6, 7, 4], outputDelta: [1, 5, 4, 4],
+    attrs: {strides: [1, 1], groups: 4, filterShape: [2, 4]}, segments: 'rows'},
   {name: 'depthwise transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 6],
     attrs: {strides: [2, 2], groups: 6, filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
@@ -109,8 +126,13 @@ for (const environment of ENVIRONMENTS) {
             {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}},
             problem.attrs);
         const maxTextureSize = tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
-        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize) ??
+        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize, false) ??
                planThinTaps(geometry, 8, maxTextureSize)).not.toBeNull();
+        if (problem.segments !== undefined) {
+          const segments = planWideTaps(geometry, 8, maxTextureSize, false)?.segments;
+          expect(segments == null ? 'rows' : segments.continuous ? 'continuous' : 'row starts').withContext('rows in segments')
+              .toBe(problem.segments);
+        }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
         const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];
@@ -140,6 +162,40 @@ for (const environment of ENVIRONMENTS) {
       const problem = PROBLEMS[0];
       const multiTargetDraws = (drawBuffers: jasmine.Spy) =>
           drawBuffers.calls.allArgs().filter(([buffers]) => Array.from(buffers as number[]).length > 1).length;
+
+      it('keeps NaN and ±Infinity exact in wide taps whose rows run in segments (taps past a row\'s end are skipped)', () => {
+        // Non-finite src values at both ends of rows: a step at a row's end reads the texels of
+        // the next row (or image), which must add nothing, not 0 · Infinity.
+        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
+        const inputShape = [2, 4, 6, 4];
+        const geometry = computeGeometry('ConvolutionBackpropFilters',
+            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: inputShape, dtype: 'float32'}}, attrs);
+        expect(planWideTaps(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)?.segments?.continuous).toBe(true);
+        const inputValues = seededValues(size(inputShape), 11);
+        inputValues[(0 * 6 + 0) * 4 + 1] = Infinity;      // image 0, row 0, column 0, channel 1
+        inputValues[(1 * 6 + 5) * 4 + 2] = -Infinity;     // image 0, row 1, column 5, channel 2
+        inputValues[((4 + 2) * 6 + 0) * 4 + 3] = NaN;     // image 1, row 2, column 0, channel 3
+        inputValues[((4 + 3) * 6 + 5) * 4 + 0] = Infinity;  // image 1, row 3, column 5, channel 0
+        const outputDeltaValues = seededValues(size(inputShape), 12);
+        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+        const input = place(inputValues, inputShape);
+        const outputDelta = place(outputDeltaValues, inputShape);
+        const result = convolutionBackpropFilters(input, outputDelta, attrs);
+        const actual = result.dataSync();
+        let finite = 0;
+        for (let i = 0; i < expected.length; i++) {
+          if (Number.isFinite(expected[i])) {
+            finite++;
+            expect(Math.abs(actual[i] - expected[i])).withContext(`element ${i}`).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(expected[i]));
+          } else {
+            expect(actual[i]).withContext(`element ${i}`).toEqual(expected[i]);
+          }
+        }
+        // The taps that never read a non-finite value inside the image come out finite: of each
+        // channel's 9, 5 for a value at a corner (channels 0, 1), 3 at the middle of an edge.
+        expect(finite).toBe(16);
+        tf.dispose([input, outputDelta, result]);
+      });
 
       it('times the multi-target draw under tf.time / tf.profile, by program name', async () => {
         const backend = tf.backend() as MathBackendWebGL;
@@ -203,7 +259,7 @@ for (const environment of ENVIRONMENTS) {
           const geometry = computeGeometry('ConvolutionBackpropFilters',
               {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}}, problem.attrs);
           expect(planWideTiles(geometry, 8, 64)).toBeNull();
-          expect(planWideTaps(geometry, 8, 64)).toBeNull();
+          expect(planWideTaps(geometry, 8, 64, false)).toBeNull();
           const inputValues = seededValues(size(problem.input), 5);
           const outputDeltaValues = seededValues(size(problem.outputDelta), 6);
           const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);

@@ -121,7 +121,8 @@ for (const environment of ENVIRONMENTS) {
       const geometry = computeGeometry(
           op as OpName, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}},
           attrs as Record<string, unknown>);
-      return [planWideTiles, planWideTaps, planThinTaps].some(plan => plan(geometry, 8, 4096) !== null);
+      return planWideTiles(geometry, 8, 4096) !== null || planWideTaps(geometry, 8, 4096, false) !== null ||
+          planThinTaps(geometry, 8, 4096) !== null;
     };
     const cases = environment.cases === 'all' ? CASES :
         environment.cases === 'layouts' ? ONE_CASE_PER_LAYOUT :
