@@ -1,8 +1,8 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {tuningFlag} from '../../src/tuning_flags';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop} from './tap_rows';
