@@ -55,7 +55,7 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS
  * per-column row tests, three stretches) once, which short rows (MNIST's 8 to 11 positions at
  * 5×5 and 3×3) do not win back.
  */
-const MIN_SWEPT_ROW = 16;
+const MIN_SWEPT_ROW = 12;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */

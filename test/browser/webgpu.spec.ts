@@ -136,7 +136,7 @@ describe('webgpu:', () => {
     expect(plan.blockRows).toBe(4);
   });
 
-  it('sweeps rows of 16 or more positions in blocks (NXC 8-row, NCX 4-row, 1-D), walks shorter ones', async () => {
+  it('sweeps rows of 12 or more positions in blocks (NXC 8-row, NCX 4-row, 1-D), walks shorter ones', async () => {
     const nxc = await checkAgainstCpu([2, 9, 19, 12], [2, 9, 19, 16], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect([nxc.mode, nxc.blockRows, nxc.rowSweep]).toEqual(['blocks', 8, true]);
     const ncx = await checkAgainstCpu([2, 6, 5, 21], [2, 5, 5, 19], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 0],
