@@ -41,7 +41,8 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
     // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
     plan.mode === 'taps' ?
-        vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps), 0, plan.blocksPerSplit) :
+        vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps),
+             Math.ceil(axes[1].diffDstSize / plan.outputRows), plan.blocksPerSplit) :
         vec4(blocksM, blocksN, 0, plan.blocksPerSplit),
   ];
 }
@@ -258,23 +259,25 @@ ${store}`;
  * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
  * rows × T neighbouring taps along the innermost kernel axis) of one filter plane, enumerated
  * with the group fastest so that neighbouring invocations of a depthwise problem read
- * neighbouring channels. An invocation walks its split's rows of positions (batch × outer
- * diffDst positions); per row it checks the src rows of its kernel rows once and sweeps the
- * innermost positions, reading each diffDst value once for its R · T sums.
+ * neighbouring channels. An invocation walks its split's units of P neighbouring rows of
+ * positions (batch × outer diffDst positions; P = 2 where stride and dilation along the rows'
+ * axis are 1 and R is the kernel's height, else 1); per unit it checks the P + R − 1 src rows
+ * once and sweeps the innermost positions, reading each diffDst value once for its R · T sums.
+ * Output row p's kernel row r reads src row p + r, so two output rows share R − 1 src rows.
  *
  * Each tap's inside range along the row is solved once per invocation. In the middle stretch,
- * where every tap of every kernel row is inside, the src values sit in a window of R × T
- * registers that slides by m taps a position (m = stride ÷ dilation, baked in): tap t at one
- * position is tap t + m at the one before, so a position reads R · m new src values and one
- * diffDst value for R · T products. Taps beyond the kernel read at their own (unused)
+ * where every tap of every kernel row is inside, the src values sit in a window of (P + R − 1)
+ * × T registers that slides by m taps a position (m = stride ÷ dilation, baked in): tap t at one
+ * position is tap t + m at the one before, so a position reads (P + R − 1) · m new src values
+ * and P diffDst values for P · R · T products (6 reads for 18 at 3×3, stride 1). Taps beyond the kernel read at their own (unused)
  * addresses, so the values they carry into real taps are the right ones. The ends of a row,
  * and rows where a kernel row falls outside src, read each tap directly (element 0 where it is
  * outside: an index select, no branch) and skip its product (a select, not a multiplication by
  * zero), as the definition does, so NaN and ±Inf stay exact. The ends do not carry the window:
  * with it, SwiftShader's compiler did not finish the 3 × 3 shader before Chromium's GPU watchdog.
  *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>` (plus tfjs's): R (1-12), T (1-4) and m
- * are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>` (plus tfjs's): R (1-12), T (1-4),
+ * m and P are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -288,27 +291,36 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}`;
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}`;
   }
 
   getUserCode(): string {
     const T = this.plan.taps;
     const R = this.plan.tapRows;
+    const P = this.plan.outputRows;
     const m = this.plan.tapShift;
     const taps = [...Array(T).keys()];
     const kernelRows = [...Array(R).keys()];
+    const outputRows = [...Array(P).keys()];
+    // src rows of one step: output row p's kernel row r reads src row q = p + r (P > 1 only where
+    // stride and dilation along that axis are 1, so the rows of neighbouring output rows coincide).
+    const srcRows = [...Array(P + R - 1).keys()];
     const each = (f: (r: number, t: number) => string, separator = '\n          ') =>
         kernelRows.flatMap(r => taps.map(t => f(r, t))).join(separator);
-    // Products of one position, each tested against its kernel row and its tap's range.
+    const products = (f: (p: number, r: number, t: number) => string, separator = '\n          ') =>
+        outputRows.flatMap(p => kernelRows.flatMap(r => taps.map(t => f(p, r, t)))).join(separator);
+    const windows = (f: (q: number, t: number) => string, tapList: number[], separator = '\n          ') =>
+        srcRows.flatMap(q => tapList.map(t => f(q, t))).join(separator);
+    // Products of one position, each tested against its rows and its tap's range.
     const testedStretch = `{
           var s = srcRow + sideFrom * srcStep;
           var d = diffDstRow + sideFrom * diffDstStep;
           for (var px = sideFrom; px < sideTo; px = px + 1) {
-            let a = diffDst[d];
+            ${outputRows.map(p => `let a${p} = diffDst[select(0, d + ${p} * diffDstRowStep, validOut${p})];`).join('\n            ')}
             ${taps.map(t => `let inTap${t} = px >= first${t} && px < end${t};`).join('\n            ')}
-            ${each((r, t) => `let in${r}_${t} = inRow${r} && inTap${t};
-            sum${r}_${t} = sum${r}_${t} + select(0.0, a * src[select(0, s + rowTap${r} + tap${t}, in${r}_${t})], in${r}_${t});`,
-                   '\n            ')}
+            ${products((p, r, t) => `let in${p}_${r}_${t} = inRow${p}_${r} && inTap${t};
+            sum${r}_${t} = sum${r}_${t} + select(0.0, a${p} * src[select(0, s + rowTap${p + r} + tap${t}, in${p}_${r}_${t})], in${p}_${r}_${t});`,
+                       '\n            ')}
             s = s + srcStep;
             d = d + diffDstStep;
           }
@@ -348,10 +360,10 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let end${t} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1), valid${t});
     let tap${t} = ${t} * uniforms.dilations.z * uniforms.srcSteps.z;`).join('\n    ')}
     ${kernelRows.map(r => `let ky${r} = kyBlock * ${R} + ${r};
-    let validRow${r} = ky${r} < uniforms.kernel.y;
-    let rowTap${r} = select(0, ${r} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${r});`).join('\n    ')}
+    let validRow${r} = ky${r} < uniforms.kernel.y;`).join('\n    ')}
+    ${srcRows.map(q => `let rowTap${q} = ${q < R ? `select(0, ${q} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${q})` : `${q} * uniforms.srcSteps.y`};`).join('\n    ')}
     ${each((r, t) => `var sum${r}_${t} = 0.0;`, '\n    ')}
-    ${each((r, t) => `var window${r}_${t} = 0.0;`, '\n    ')}
+    ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
     // Positions where some tap is inside, and the middle stretch where every existing tap is.
     let firstX = ${taps.map(t => `first${t}`).reduce((a, b) => `min(${a}, ${b})`)};
     let endX = ${taps.map(t => `end${t}`).reduce((a, b) => `max(${a}, ${b})`)};
@@ -359,23 +371,27 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let allEnd = ${taps.map(t => `select(width, end${t}, valid${t})`).reduce((a, b) => `min(${a}, ${b})`)};
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
+    let diffDstRowStep = uniforms.diffDstSteps.y;
     let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + offset0 * uniforms.srcSteps.z;
     let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w;
 
+    // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
     for (var row = rowStart; row < rowEnd; row = row + 1) {
-      let py = row % uniforms.diffDstSpatial.y;
-      let rows = row / uniforms.diffDstSpatial.y;
+      let py = (row % uniforms.blocks.z) * ${P};
+      let rows = row / uniforms.blocks.z;
       let pz = rows % uniforms.diffDstSpatial.x;
       let n = rows / uniforms.diffDstSpatial.x;
       let z = pz * uniforms.strides.x + zOffset;
       let y = py * uniforms.strides.y + yOffset;
-      ${kernelRows.map(r => `let inRow${r} = validRow${r} && y + ${r} * uniforms.dilations.y >= 0 && y + ${r} * uniforms.dilations.y < uniforms.srcSpatial.y;`).join('\n      ')}
-      if (z < 0 || z >= uniforms.srcSpatial.x || !(${kernelRows.map(r => `inRow${r}`).join(' || ')})) {
+      ${outputRows.map(p => `let validOut${p} = py + ${p} < uniforms.diffDstSpatial.y;`).join('\n      ')}
+      ${srcRows.map(q => `let inSrcRow${q} = y + ${q} * uniforms.dilations.y >= 0 && y + ${q} * uniforms.dilations.y < uniforms.srcSpatial.y;`).join('\n      ')}
+      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} && validRow${r} && inSrcRow${p + r};`)).join('\n      ')}
+      if (z < 0 || z >= uniforms.srcSpatial.x || !(${outputRows.flatMap(p => kernelRows.map(r => `inRow${p}_${r}`)).join(' || ')})) {
         continue;
       }
-      let rowAll = ${kernelRows.map(r => `(inRow${r} || !validRow${r})`).join(' && ')};
+      let rowAll = ${outputRows.flatMap(p => kernelRows.map(r => `(inRow${p}_${r} || !validRow${r})`)).join(' && ')};
       let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
       let middleFrom = select(endX, allFirst, rowAll);
@@ -383,12 +399,12 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       if (middleFrom < middleTo) {
         var s = srcRow + middleFrom * srcStep;
         var d = diffDstRow + middleFrom * diffDstStep;
-        ${kernelRows.flatMap(r => taps.slice(0, T - m).map(t => `window${r}_${t} = src[s + rowTap${r} + tap${t}];`)).join('\n        ')}
+        ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(0, T - m), '\n        ')}
         for (var px = middleFrom; px < middleTo; px = px + 1) {
-          let a = diffDst[d];
-          ${kernelRows.flatMap(r => taps.slice(T - m).map(t => `window${r}_${t} = src[s + rowTap${r} + tap${t}];`)).join('\n          ')}
-          ${each((r, t) => `sum${r}_${t} = sum${r}_${t} + a * window${r}_${t};`)}
-          ${kernelRows.flatMap(r => taps.slice(0, T - m).map(t => `window${r}_${t} = window${r}_${t + m};`)).join('\n          ')}
+          ${outputRows.map(p => `let a${p} = diffDst[d + ${p} * diffDstRowStep];`).join('\n          ')}
+          ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(T - m))}
+          ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + a${p} * window${p + r}_${t};`)}
+          ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m))}
           s = s + srcStep;
           d = d + diffDstStep;
         }

@@ -27,6 +27,12 @@ export interface WebgpuReductionPlan {
    * along the innermost axis when that divides and is below T; else T, every value read anew).
    */
   readonly tapShift: number;
+  /**
+   * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
+   * unit, P: 2 where stride and dilation along that axis are 1 and R covers the kernel's rows, so
+   * the src rows of the two overlap (P + R − 1 window rows for P · R rows of products); else 1.
+   */
+  readonly outputRows: number;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
   /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
@@ -56,6 +62,11 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS
  * 5×5 and 3×3) do not win back.
  */
 const MIN_SWEPT_ROW = 12;
+/**
+ * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default 2; 1 turns pairs
+ * off). 3 and 4 ran no faster than 2 on SwiftShader.
+ */
+export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
@@ -115,19 +126,21 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
-  const reductionRows = reduction / rowLength;
   const [, height, width] = spatialAxesAs3d(swept);
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
   const tapRows = evenBlock(height.kernelSize, Math.floor(MAX_TAP_SUMS / taps));
   const tapShift = width.stride % width.dilation === 0 ? Math.min(taps, width.stride / width.dilation) : taps;
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) * Math.ceil(width.kernelSize / taps) *
       Math.ceil(height.kernelSize / tapRows);
+  const pairable = height.stride === 1 && height.dilation === 1 && tapRows === height.kernelSize;
+  const outputRows = pairable ? Math.max(1, Math.min(tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 2), height.diffDstSize)) : 1;
+  const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
-                                       Math.ceil(MIN_PRODUCTS_PER_SPLIT / rowLength));
-  return {mode: 'taps', taps, tapRows, tapShift, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+                                       Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
+  return {mode: 'taps', taps, tapRows, tapShift, outputRows, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
 }
 

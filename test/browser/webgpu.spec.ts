@@ -155,12 +155,16 @@ describe('webgpu:', () => {
     expect([strided.mode, strided.reductionRows]).toEqual(['blocks', 3 * 4 * 4]);
   });
 
-  it('runs taps in windows: 3 × 3 sliding 1 tap, 5 × 3 in row blocks of 3 + 2 sliding 2 taps (stride 2), 1-D', async () => {
+  it('runs taps in windows: 3 × 3 sliding 1 tap over pairs of rows, 5 × 3 in row blocks of 3 + 2 sliding 2 taps (stride 2), 1-D', async () => {
     const slide1 = await checkAgainstCpu([2, 8, 20, 6], [2, 8, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
-    expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift]).toEqual(['taps', 3, 3, 1]);
+    expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift, slide1.outputRows]).toEqual(['taps', 3, 3, 1, 2]);
+    // Pairs of output rows over an odd height (the last pair has one row), dilated along the row, split.
+    const oddPairs = await checkAgainstCpu([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],
+                                                                         groups: 5, filterShape: [3, 3]});
+    expect([oddPairs.mode, oddPairs.outputRows]).toEqual(['taps', 2]);
     const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 5, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
                                                                          filterShape: [5, 3]});
-    expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift]).toEqual(['taps', 3, 3, 2]);
+    expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift, slide2.outputRows]).toEqual(['taps', 3, 3, 2, 1]);
     const oneD = await checkAgainstCpu([2, 5, 30], [2, 5, 30], {strides: [1], dilations: [2], padsBegin: [2], padsEnd: [0], groups: 5,
                                                                   filterShape: [2], dataFormat: 'NCX'});
     expect([oneD.mode, oneD.tapRows, oneD.taps, oneD.tapShift]).toEqual(['taps', 1, 2, 2]);
