@@ -47,6 +47,22 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
   ];
 }
 
+/**
+ * WGSL for the inside ranges of a row's items (a block's columns, a filter plane's taps): per
+ * item i, `first<i>` and `end<i>`, the innermost positions px whose src coordinate
+ * px · `stride` + `offset(i)` lies inside src (empty where `valid<i>` is false); then `firstX` and
+ * `endX`, where some item is inside, and `allFirst` and `allEnd`, the middle stretch where every
+ * valid item is. `width` holds the row's length.
+ */
+function insideRanges(items: readonly number[], offset: (i: number) => string, stride: string): string {
+  return `${items.map(i => `let first${i} = select(width, max(0, divCeil(-${offset(i)}, ${stride})), valid${i});
+    let end${i} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - ${offset(i)}, ${stride}) + 1), valid${i});`).join('\n    ')}
+    let firstX = ${items.map(i => `first${i}`).reduce((a, b) => `min(${a}, ${b})`)};
+    let endX = ${items.map(i => `end${i}`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allFirst = ${items.map(i => `select(0, first${i}, valid${i})`).reduce((a, b) => `max(${a}, ${b})`)};
+    let allEnd = ${items.map(i => `select(width, end${i}, valid${i})`).reduce((a, b) => `min(${a}, ${b})`)};`;
+}
+
 /** WGSL helpers both pass-1 programs share. */
 const COMMON_WGSL = `
   fn insideSrc(position : vec3<i32>) -> bool {
@@ -113,14 +129,18 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
 
   getUserCode(): string {
     const BM = this.plan.blockRows;
-    const BN = BLOCK_COLUMNS;
     const rows = [...Array(BM).keys()];
-    const cols = [...Array(BN).keys()];
-    const quads = [...Array(BN / 4).keys()];
+    const cols = [...Array(BLOCK_COLUMNS).keys()];
     const columnOf = this.channelsInner ?
         (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
         (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
-    const quad = (q: number, f: (j: number) => string) => `vec4<f32>(${[0, 1, 2, 3].map(c => f(4 * q + c)).join(', ')})`;
+    // One position's products: the columns' src values b0…b3 (read above) times each row's
+    // diffDst value, each column's term skipped where `inside<j>` is false (when tested).
+    const products = (inside: string | null) => `let b = vec4<f32>(${cols.map(j => `b${j}`).join(', ')});${inside === null ? '' : `
+          let inside = vec4<bool>(${cols.map(j => `${inside}${j}`).join(', ')});`}
+          ${rows.map(i => `acc${i} = acc${i} + ${inside === null ? `diffDst[d + rowDiffDst${i}] * b` :
+                                                               `select(vec4<f32>(0.0), diffDst[d + rowDiffDst${i}] * b, inside)`};`)
+               .join('\n          ')}`;
     const header = `
   ${COMMON_WGSL}
   const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
@@ -139,13 +159,13 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     let DC = uniforms.padsBegin.w;
     let columns = SC * uniforms.kernel.w;
 
-    ${cols.map(j => `let column${j} = blockN * ${BN} + ${j};
+    ${cols.map(j => `let column${j} = blockN * ${BLOCK_COLUMNS} + ${j};
     let valid${j} = column${j} < columns;
     ${columnOf(j)}
     let kernel${j} = vec3<i32>(k${j} / (uniforms.kernel.z * uniforms.kernel.y), (k${j} / uniforms.kernel.z) % uniforms.kernel.y, k${j} % uniforms.kernel.z);`).join('\n    ')}
     ${rows.map(i => `let dc${i} = blockM * ${BM} + ${i};
     let rowDiffDst${i} = (g * DC + min(dc${i}, DC - 1)) * uniforms.diffDstSteps.w;`).join('\n    ')}
-    ${rows.map(i => quads.map(q => `var acc${i}_${q} = vec4<f32>(0.0);`).join(' ')).join('\n    ')}
+    ${rows.map(i => `var acc${i} = vec4<f32>(0.0);`).join('\n    ')}
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);`;
     const store = `
@@ -153,7 +173,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     ${cols.map(j => `let columnFilter${j} = sc${j} * uniforms.filterChannels.z + dot(kernel${j}, uniforms.filterSteps.xyz);`).join('\n    ')}
     ${rows.map(i => `if (dc${i} < DC) {
       ${cols.map(j => `if (valid${j}) {
-        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}_${j >> 2}[${j & 3}];
+        result[splitBase + dc${i} * uniforms.filterChannels.y + columnFilter${j}] = acc${i}[${j}];
       }`).join('\n      ')}
     }`).join('\n    ')}
   }
@@ -175,10 +195,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
       let s = n * uniforms.srcSpatial.w + dot(position, uniforms.srcSteps.xyz);
       ${cols.map(j => `let inside${j} = insideSrc(position + offset${j});
       let b${j} = src[select(0, s + columnSrc${j}, inside${j})];`).join('\n      ')}
-      ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};
-      let inside_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `inside${4 * q + c}`).join(', ')});`).join('\n      ')}
-      ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
-      ${quads.map(q => `acc${i}_${q} = acc${i}_${q} + select(vec4<f32>(0.0), a${i} * b_${q}, inside_${q});`).join('\n      ')}`).join('\n      ')}
+      ${products('inside')}
       px = px + 1;
       if (px == uniforms.diffDstSpatial.z) {
         px = 0;
@@ -202,30 +219,19 @@ ${store}`;
         for (var px = ${from}; px < ${to}; px = px + 1) {
           ${tested ? cols.map(j => `let in${j} = inRow${j} && px >= first${j} && px < end${j};
           let b${j} = src[select(0, s + columnSrc${j}, in${j})];`).join('\n          ') : cols.map(j => `let b${j} = src[s + columnSrc${j}];`).join('\n          ')}
-          ${quads.map(q => `let b_${q} = ${quad(q, j => `b${j}`)};${tested ? `
-          let in_${q} = vec4<bool>(${[0, 1, 2, 3].map(c => `in${4 * q + c}`).join(', ')});` : ''}`).join('\n          ')}
-          ${rows.map(i => `let a${i} = diffDst[d + rowDiffDst${i}];
-          ${quads.map(q => tested ? `acc${i}_${q} = acc${i}_${q} + select(vec4<f32>(0.0), a${i} * b_${q}, in_${q});` :
-                                    `acc${i}_${q} = acc${i}_${q} + a${i} * b_${q};`).join('\n          ')}`).join('\n          ')}
+          ${products(tested ? 'in' : null)}
           s = s + srcStep;
           d = d + diffDstStep;
         }
       }`;
     return `${header}
-    // Per column, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
     let width = uniforms.diffDstSpatial.z;
     let strideX = uniforms.strides.z;
     ${cols.map(j => `let offset${j} = kernel${j} * uniforms.dilations.xyz - uniforms.padsBegin.xyz;
-    let first${j} = select(width, max(0, divCeil(-offset${j}.z, strideX)), valid${j});
-    let end${j} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${j}.z, strideX) + 1), valid${j});
     let columnSrc${j} = ${j === 0 ? '' : 'select(columnSrc0, '}(g * SC + sc${j}) * uniforms.srcSteps.w + dot(offset${j}, uniforms.srcSteps.xyz)${
         j === 0 ? '' : `, valid${j})`};`).join('\n    ')}
-    // Positions where some column is inside, and the middle stretch where every column of the block is
-    // (columns beyond the matrix read column 0's value there, and their sums are never stored).
-    let firstX = ${cols.map(j => `first${j}`).reduce((a, b) => `min(${a}, ${b})`)};
-    let endX = ${cols.map(j => `end${j}`).reduce((a, b) => `max(${a}, ${b})`)};
-    let allFirst = ${cols.map(j => `select(0, first${j}, valid${j})`).reduce((a, b) => `max(${a}, ${b})`)};
-    let allEnd = ${cols.map(j => `select(width, end${j}, valid${j})`).reduce((a, b) => `min(${a}, ${b})`)};
+    // In the middle stretch, columns beyond the matrix read column 0's value; their sums are never stored.
+    ${insideRanges(cols, j => `offset${j}.z`, 'strideX')}
     let srcStep = strideX * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     for (var row = rowStart; row < rowEnd; row = row + 1) {
@@ -350,25 +356,18 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let zOffset = kz * uniforms.dilations.x - uniforms.padsBegin.x;
     let yOffset = kyBlock * ${R} * uniforms.dilations.y - uniforms.padsBegin.y;
 
-    // Per tap, the innermost positions px whose src coordinate px · stride + kx · dilation − pad lies inside.
     let stride = uniforms.strides.z;
     let width = uniforms.diffDstSpatial.z;
     ${taps.map(t => `let kx${t} = kxBlock * ${T} + ${t};
     let valid${t} = kx${t} < uniforms.kernel.z;
     let offset${t} = kx${t} * uniforms.dilations.z - uniforms.padsBegin.z;
-    let first${t} = select(width, max(0, divCeil(-offset${t}, stride)), valid${t});
-    let end${t} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1), valid${t});
     let tap${t} = ${t} * uniforms.dilations.z * uniforms.srcSteps.z;`).join('\n    ')}
     ${kernelRows.map(r => `let ky${r} = kyBlock * ${R} + ${r};
     let validRow${r} = ky${r} < uniforms.kernel.y;`).join('\n    ')}
     ${srcRows.map(q => `let rowTap${q} = ${q < R ? `select(0, ${q} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${q})` : `${q} * uniforms.srcSteps.y`};`).join('\n    ')}
     ${each((r, t) => `var sum${r}_${t} = 0.0;`, '\n    ')}
     ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
-    // Positions where some tap is inside, and the middle stretch where every existing tap is.
-    let firstX = ${taps.map(t => `first${t}`).reduce((a, b) => `min(${a}, ${b})`)};
-    let endX = ${taps.map(t => `end${t}`).reduce((a, b) => `max(${a}, ${b})`)};
-    let allFirst = ${taps.map(t => `select(0, first${t}, valid${t})`).reduce((a, b) => `max(${a}, ${b})`)};
-    let allEnd = ${taps.map(t => `select(width, end${t}, valid${t})`).reduce((a, b) => `min(${a}, ${b})`)};
+    ${insideRanges(taps, t => `offset${t}`, 'stride')}
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     let diffDstRowStep = uniforms.diffDstSteps.y;
