@@ -1,8 +1,23 @@
 /**
- * What both benchmarks (bench/cpu.ts in Node, bench/webgl_page.ts in the browser) share and that
- * needs no Node module: statistics of the timed runs, number formats, the Markdown table, and
- * the SVG bar chart written as a plain string.
+ * What the benchmarks (bench/cpu.ts in Node, the browser benches' Node sides and pages) share
+ * and that needs no Node module: `--variant`'s parser, statistics of the timed runs, number
+ * formats, the Markdown table, and the SVG bar chart written as a plain string.
  */
+
+/** `--variant FLAG=VALUE` of bench:webgl and bench:webgpu: ours timed again with a tfjs flag set (an A/B in one run). */
+export interface TuningVariant {
+  flag: string;
+  value: number | boolean;
+}
+
+/** Parses `--variant`'s FLAG=VALUE (VALUE a number, true or false). */
+export function parseVariant(text: string | undefined): TuningVariant {
+  const match = /^(\w+)=(.+)$/.exec(text ?? '');
+  if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${text}'`);
+  const value = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
+  return {flag: match[1], value};
+}
 
 export interface Timing {
   /** Milliseconds per call: median, fastest and slowest of the timed runs. */

@@ -24,7 +24,7 @@ import * as path from 'path';
 
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
-import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, rate, rateRange, ratio, Timing} from './report';
+import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, parseVariant, rate, rateRange, ratio, Timing, TuningVariant} from './report';
 import {describeProblem, findProblem, loadWorkloadFile, Problem, toOpArguments} from './workloads';
 
 /** Which built-in tfjs kernel computes the same gradient, for the page to call. */
@@ -67,7 +67,7 @@ export interface WebglPageInput {
   /** Amortized workloads: a run's calls fill about `runMs`, at most `maxCalls`. */
   amortized: {runMs: number; maxCalls: number};
   /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, round-robin with the rest (A/B in one run). */
-  variant: {flag: string; value: number | boolean} | null;
+  variant: TuningVariant | null;
 }
 
 export interface WebglImplResult {
@@ -158,11 +158,7 @@ function parseOptions(argv: readonly string[]): Options {
       if (value !== 'uploaded' && value !== 'packed') throw new Error(`--inputs takes 'uploaded' or 'packed', got '${value}'`);
       options.inputs = value;
     } else if (flag === '--variant') {
-      const match = /^(\w+)=(.+)$/.exec(value ?? '');
-      if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${value}'`);
-      const parsed = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
-      if (typeof parsed === 'number' && !Number.isFinite(parsed)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
-      options.variant = {flag: match[1], value: parsed};
+      options.variant = parseVariant(value);
     } else if (flag === '--set') {
       if (value !== 'all' && value !== 'big' && value !== 'training') throw new Error(`--set takes 'all', 'big' or 'training', got '${value}'`);
       options.set = value;

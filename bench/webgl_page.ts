@@ -12,6 +12,7 @@ import type {GPGPUContext} from '@tensorflow/tfjs-backend-webgl';
 import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersAttrs, convTransposeBackpropFilters, ConvTransposeBackpropFiltersAttrs} from '../kernels/index';
 
 import {multiTargetPrograms} from '../kernels/webgl/multi_target';
+import {withVariant} from './page_variant';
 import {summarize, Timing} from './report';
 import {peakTensorBytes} from './tensor_memory';
 import type {BuiltIn, InputPlacement, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
@@ -231,16 +232,6 @@ describe('webgl benchmark', () => {
       workloads: [],
       variant,
     };
-    // Ours with the variant's flag set, the flag put back after.
-    const withVariant = (f: () => tf.Tensor) => () => {
-      const saved = tf.env().get(variant!.flag);
-      tf.env().set(variant!.flag, variant!.value);
-      try {
-        return f();
-      } finally {
-        tf.env().set(variant!.flag, saved);
-      }
-    };
     console.log(`renderer: ${page.renderer}, WebGL ${page.webglVersion}, tfjs ${page.tfjs}; ${runs} timed runs each`);
     for (const [index, w] of workloads.entries()) {
       const seed = 100 + 10 * index;
@@ -253,7 +244,7 @@ describe('webgl benchmark', () => {
         result.uploadPrograms = upload([bench.input, bench.outputDelta]);
         const ourWarm = await warmUp(bench.ours);
         const builtInWarm = bench.builtIn ? await warmUp(bench.builtIn) : null;
-        const variantCall = variant ? withVariant(bench.ours) : null;
+        const variantCall = variant ? withVariant(variant, bench.ours) : null;
         const variantWarm = variantCall ? await warmUp(variantCall) : null;
         const variantCalls = variantCall ? (w.amortized ? await callsPerRun(variantCall, amortized) : 1) : 1;
         const variantTimes: number[] = [];

@@ -17,7 +17,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import {runKarmaPage} from './karma_page';
-import {gflops, markdownTable, rate, ratio, summarize, Timing} from './report';
+import {gflops, markdownTable, parseVariant, rate, ratio, summarize, Timing, TuningVariant} from './report';
 import {sourceState} from './source_state';
 import type {BuiltIn} from './webgl';
 import {describeProblem, findProblem, loadWorkloadFile, Problem, toOpArguments} from './workloads';
@@ -37,7 +37,7 @@ export interface WebgpuPageInput {
   runs: number;
   builtInRuns: number;
   /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, alternating with the rest (A/B in one run). */
-  variant: {flag: string; value: number | boolean} | null;
+  variant: TuningVariant | null;
 }
 
 export interface WebgpuImplResult {
@@ -157,13 +157,8 @@ async function main() {
     else if (argv[i] === '--out') out = argv[++i] === '-' ? null : path.resolve(argv[i]);
     else if (argv[i] === '--only') only = new RegExp(argv[++i]);
     else if (argv[i] === '--built-in-runs') builtInRuns = Number(argv[++i]);
-    else if (argv[i] === '--variant') {
-      const match = /^([A-Z0-9_]+)=(.+)$/.exec(argv[++i] ?? '');
-      if (match === null) throw new Error(`--variant takes FLAG=VALUE (a tfjs flag), got '${argv[i]}'`);
-      const value = match[2] === 'true' ? true : match[2] === 'false' ? false : Number(match[2]);
-      if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`--variant: '${match[2]}' is not a number or boolean`);
-      variant = {flag: match[1], value};
-    } else {
+    else if (argv[i] === '--variant') variant = parseVariant(argv[++i]);
+    else {
       throw new Error(`unknown option '${argv[i]}' (--runs N, --out DIR|-, --only REGEX, --built-in-runs N, --variant FLAG=VALUE)`);
     }
   }

@@ -6,6 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {useWebgpuBackend} from '../test/helpers/webgpu_backend';
+import {withVariant} from './page_variant';
 import type {WebgpuImplResult, WebgpuPageInput, WebgpuPageResult, WebgpuWorkload} from './webgpu';
 
 declare const __karma__: {config: {args?: unknown[]}};
@@ -52,19 +53,6 @@ function relativeDifference(a: Float32Array, b: Float32Array): number {
     maxRef = Math.max(maxRef, Math.abs(b[i]));
   }
   return maxRef === 0 ? maxDiff : maxDiff / maxRef;
-}
-
-/** `call` with a tfjs flag set for its duration (the previous value put back). */
-function withFlag(flag: NonNullable<WebgpuPageInput['variant']>, call: () => tf.Tensor): () => tf.Tensor {
-  return () => {
-    const saved = tf.env().get(flag.flag);
-    tf.env().set(flag.flag, flag.value);
-    try {
-      return call();
-    } finally {
-      tf.env().set(flag.flag, saved);
-    }
-  };
 }
 
 /** One implementation being timed: warmed up, reps chosen, runs appended by `run`. */
@@ -123,7 +111,7 @@ describe('webgpu bench', () => {
           (w.args.kind === 'conv' ? size(spatial) : size(w.args.inputShape.slice(1, -1)));
       try {
         const mine = await prepare(() => ours(w, x, dy));
-        const variant = input.variant ? await prepare(withFlag(input.variant, () => ours(w, x, dy))) : null;
+        const variant = input.variant ? await prepare(withVariant(input.variant, () => ours(w, x, dy))) : null;
         const theirs = w.builtIn !== null && input.builtInRuns > 0 ? await prepare(() => builtIn(w, x, dy)) : null;
         // Runs alternate (ours, variant, built-in, ours, ...) so all see the same load on a shared machine.
         for (let run = 0; run < input.runs; run++) {
