@@ -46,6 +46,26 @@ export function tapBlockSetup(taps: number, stride: number, dilation: number): s
 }
 
 /**
+ * GLSL at the start of a row (pd, ph) of batch n: the position p of its first step, the src
+ * position of its first tap, and both tensors' view row and column there.
+ */
+function rowStart(rows: TapRows): string {
+  return `          ivec3 p = ivec3(pd, ph, 0);
+          ivec3 tap = p * stride + shift;
+          tap.z = 0;
+          int srcRow = ${position('src', 'Row', 'n', rows.srcChannel, 'tap')} + shift.z;
+          int srcCol = ${position('src', 'Col', 'n', rows.srcChannel, 'tap')};
+          int diffDstRow = ${position('diffDst', 'Row', 'n', rows.diffDstChannel, 'p')};
+          int diffDstCol = ${position('diffDst', 'Col', 'n', rows.diffDstChannel, 'p')};`;
+}
+
+/** GLSL reading the src texels a step spans, t0…, from the cursor srcAt on (declaring them when `declare`). */
+function readStepTexels(rows: TapRows, declare: boolean): string {
+  return Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`).join('\n          ');
+}
+
+/**
  * The loop over the split's diffDst rows: for each row inside, the cursors at its first step
  * and the src texels the step spans, then the steps — tested up to `middleFirst`, untested up to
  * `middleEnd`, tested to the row's end.
@@ -54,13 +74,7 @@ export function tapRowsLoop(rows: TapRows): string {
   const {stride} = rows;
   return `
 ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
-          ivec3 p = ivec3(pd, ph, 0);
-          ivec3 tap = p * stride + shift;
-          tap.z = 0;
-          int srcRow = ${position('src', 'Row', 'n', rows.srcChannel, 'tap')} + shift.z;
-          int srcCol = ${position('src', 'Col', 'n', rows.srcChannel, 'tap')};
-          int diffDstRow = ${position('diffDst', 'Row', 'n', rows.diffDstChannel, 'p')};
-          int diffDstCol = ${position('diffDst', 'Col', 'n', rows.diffDstChannel, 'p')};
+${rowStart(rows)}
           // Steps start at texel boundaries of diffDst: at position -1 when the row starts at a
           // texel's second half. The src half each value comes from is the same all along.
           int pw = isOdd(diffDstRow) ? -1 : 0;
@@ -70,8 +84,7 @@ ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
           // unit of stride), stepped with an add and a compare where a folded texture's index
           // would take a division per read.${rows.diffDstCursors}
           ivec2 srcAt = srcTexelOf(texelRow, srcCol);
-          ${Array.from({length: rows.stepTexels}, (_, m) => `vec4 t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ')}
+          ${readStepTexels(rows, true)}
           int testedEnd = min(middleFirst, diffDstSize.z);
           for (; pw < testedEnd; pw += 2) {${rows.step(true)}
           }
@@ -99,8 +112,6 @@ ${splitRowsLoop('sizes.x', 'sizes.x', 'sizes.y')}
  * positions a row spend most of a call there.
  */
 export function tapSegmentsLoop(rows: TapRows, continuous: boolean): string {
-  const readStepTexels = (declare: boolean) => Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ');
   return `${continuous ? '' : `
         // From one src row start to the next: stride × the src row stride, an even number of view rows.
         ivec2 srcRowPitch = srcRowsStep(stride.y * srcRowStrides[3] / 2);`}
@@ -117,13 +128,7 @@ export function tapSegmentsLoop(rows: TapRows, continuous: boolean): string {
           ph = max(ph, first.y);
           phEnd = min(phEnd, end.y);
           if (pd < first.x || pd >= end.x || ph >= phEnd) continue;
-          ivec3 p = ivec3(pd, ph, 0);
-          ivec3 tap = p * stride + shift;
-          tap.z = 0;
-          int srcRow = ${position('src', 'Row', 'n', rows.srcChannel, 'tap')} + shift.z;
-          int srcCol = ${position('src', 'Col', 'n', rows.srcChannel, 'tap')};
-          int diffDstRow = ${position('diffDst', 'Row', 'n', rows.diffDstChannel, 'p')};
-          int diffDstCol = ${position('diffDst', 'Col', 'n', rows.diffDstChannel, 'p')};
+${rowStart(rows)}
           // Rows of even length start at texel boundaries of diffDst; the src half each value
           // comes from is the same all along the segment.
           int pw = 0;
@@ -131,7 +136,7 @@ export function tapSegmentsLoop(rows: TapRows, continuous: boolean): string {
           int texelRow = srcRow - (odd ? 1 : 0);${rows.diffDstCursors}
           ivec2 srcAt = srcTexelOf(texelRow, srcCol);${continuous ? '' : `
           ivec2 srcRowAt = srcAt;`}
-          ${readStepTexels(true)}
+          ${readStepTexels(rows, true)}
           int steps = (phEnd - ph) * (diffDstSize.z / 2);
           for (int s = 0; s < steps; s++) {
             if (pw < middleFirst || pw >= middleEnd) {${rows.step(true).replace(/\n/g, '\n  ')}
@@ -142,7 +147,7 @@ export function tapSegmentsLoop(rows: TapRows, continuous: boolean): string {
               pw = 0;${continuous ? '' : `
               srcRowAt = srcAdvance(srcRowAt, srcRowPitch);
               srcAt = srcRowAt;
-              ${readStepTexels(false).replace(/\n/g, '\n    ')}`}
+              ${readStepTexels(rows, false).replace(/\n/g, '\n    ')}`}
             }
           }
         }`;
