@@ -38,7 +38,7 @@ export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_W
 /**
  * Rows of up to 8 positions (4 steps) run in segments: there a row's set-up outweighs its
  * steps. Longer rows run one by one: a segment's step chooses between the tested and untested
- * step each time, and SwiftShader ran 64- and 112-position rows slower so.
+ * step each time, which on SwiftShader costs long rows (64 and 112 positions) more than their set-up.
  */
 const MAX_SEGMENT_ROW_LENGTH = 8;
 

@@ -64,7 +64,7 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS
 const MIN_SWEPT_ROW = 12;
 /**
  * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default 2; 1 turns pairs
- * off). 3 and 4 ran no faster than 2 on SwiftShader.
+ * off). On SwiftShader 3 and 4 are no faster than 2.
  */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
