@@ -297,7 +297,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}`;
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}_lanes${plan.tapLanes}`;
   }
 
   getUserCode(): string {
@@ -305,6 +305,12 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     const R = this.plan.tapRows;
     const P = this.plan.outputRows;
     const m = this.plan.tapShift;
+    // A diffDst value, a sum and a product hold the invocation's L neighbouring diffDst channels
+    // (f32 for one, vecL for several, read from L neighbouring elements); src values are scalars.
+    const L = this.plan.tapLanes;
+    const lanes = [...Array(L).keys()];
+    const V = L === 1 ? 'f32' : `vec${L}<f32>`;
+    const zero = `${V}(0.0)`;
     const taps = [...Array(T).keys()];
     const kernelRows = [...Array(R).keys()];
     const outputRows = [...Array(P).keys()];
@@ -322,10 +328,10 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
           var s = srcRow + sideFrom * srcStep;
           var d = diffDstRow + sideFrom * diffDstStep;
           for (var px = sideFrom; px < sideTo; px = px + 1) {
-            ${outputRows.map(p => `let a${p} = diffDst[select(0, d + ${p} * diffDstRowStep, validOut${p})];`).join('\n            ')}
+            ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n            ')}
             ${taps.map(t => `let inTap${t} = px >= first${t} && px < end${t};`).join('\n            ')}
             ${products((p, r, t) => `let in${p}_${r}_${t} = inRow${p}_${r} && inTap${t};
-            sum${r}_${t} = sum${r}_${t} + select(0.0, a${p} * src[select(0, s + rowTap${p + r} + tap${t}, in${p}_${r}_${t})], in${p}_${r}_${t});`,
+            sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * src[select(0, s + rowTap${p + r} + tap${t}, in${p}_${r}_${t})], in${p}_${r}_${t});`,
                        '\n            ')}
             s = s + srcStep;
             d = d + diffDstStep;
@@ -333,6 +339,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         }`;
     return `
   ${COMMON_WGSL}
+  fn diffDstValues(i : i32) -> ${V} {
+    return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
+  }
   fn main(index : i32) {
     let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
     let split = index / perSplit;
@@ -345,8 +354,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let DC = uniforms.padsBegin.w;
     let g = rest % G;
     rest = rest / G;
-    let dc = rest % DC;
-    rest = rest / DC;
+    let dc = (rest % (DC / ${L})) * ${L};
+    rest = rest / (DC / ${L});
     let sc = rest % SC;
     rest = rest / SC;
     let kxBlock = rest % uniforms.blocks.y;
@@ -365,7 +374,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     ${kernelRows.map(r => `let ky${r} = kyBlock * ${R} + ${r};
     let validRow${r} = ky${r} < uniforms.kernel.y;`).join('\n    ')}
     ${srcRows.map(q => `let rowTap${q} = ${q < R ? `select(0, ${q} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${q})` : `${q} * uniforms.srcSteps.y`};`).join('\n    ')}
-    ${each((r, t) => `var sum${r}_${t} = 0.0;`, '\n    ')}
+    ${each((r, t) => `var sum${r}_${t} = ${zero};`, '\n    ')}
     ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
     ${insideRanges(taps, t => `offset${t}`, 'stride')}
     let srcStep = stride * uniforms.srcSteps.z;
@@ -400,7 +409,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         var d = diffDstRow + middleFrom * diffDstStep;
         ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(0, T - m), '\n        ')}
         for (var px = middleFrom; px < middleTo; px = px + 1) {
-          ${outputRows.map(p => `let a${p} = diffDst[d + ${p} * diffDstRowStep];`).join('\n          ')}
+          ${outputRows.map(p => `let a${p} = diffDstValues(d + ${p} * diffDstRowStep);`).join('\n          ')}
           ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(T - m))}
           ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + a${p} * window${p + r}_${t};`)}
           ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m))}
@@ -418,7 +427,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let filterPlane = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
         sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x;
     ${each((r, t) => `if (validRow${r} && valid${t}) {
-      result[filterPlane + ky${r} * uniforms.filterSteps.y + kx${t} * uniforms.filterSteps.z] = sum${r}_${t};
+      let tapFilter${r}_${t} = filterPlane + ky${r} * uniforms.filterSteps.y + kx${t} * uniforms.filterSteps.z;
+      ${L === 1 ? `result[tapFilter${r}_${t}] = sum${r}_${t};` :
+                  lanes.map(j => `result[tapFilter${r}_${t} + ${j} * uniforms.filterChannels.y] = sum${r}_${t}[${j}];`).join('\n      ')}
     }`, '\n    ')}
   }
 `;

@@ -155,19 +155,41 @@ describe('webgpu:', () => {
     expect([strided.mode, strided.reductionRows]).toEqual(['blocks', 3 * 4 * 4]);
   });
 
-  it('runs taps in windows: 3 × 3 sliding 1 tap over pairs of rows, 5 × 3 in row blocks of 3 + 2 sliding 2 taps (stride 2), 1-D', async () => {
+  it('runs taps in windows: 3 × 3 sliding 1 tap over pairs of rows, 7 × 3 in row blocks of 4 + 3 sliding 2 taps (stride 2), 1-D', async () => {
     const slide1 = await checkAgainstCpu([2, 8, 20, 6], [2, 8, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
     expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift, slide1.outputRows]).toEqual(['taps', 3, 3, 1, 2]);
     // Pairs of output rows over an odd height (the last pair has one row), dilated along the row, split.
     const oddPairs = await checkAgainstCpu([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],
                                                                          groups: 5, filterShape: [3, 3]});
     expect([oddPairs.mode, oddPairs.outputRows]).toEqual(['taps', 2]);
-    const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 5, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
-                                                                         filterShape: [5, 3]});
-    expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift, slide2.outputRows]).toEqual(['taps', 3, 3, 2, 1]);
+    const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 4, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
+                                                                         filterShape: [7, 3]});
+    expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift, slide2.outputRows]).toEqual(['taps', 4, 3, 2, 1]);
     const oneD = await checkAgainstCpu([2, 5, 30], [2, 5, 30], {strides: [1], dilations: [2], padsBegin: [2], padsEnd: [0], groups: 5,
                                                                   filterShape: [2], dataFormat: 'NCX'});
     expect([oneD.mode, oneD.tapRows, oneD.taps, oneD.tapShift]).toEqual(['taps', 1, 2, 2]);
+  });
+
+  it('runs thin layers (1 to 4 src channels per group) as taps over 4 diffDst channels at once: 3 × 3 in pairs of rows, 5 × 5, 7 × 7 strided, grouped, transposed', async () => {
+    const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
+        [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
+    const mnist = await checkAgainstCpu([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    expect(lanesOf(mnist)).toEqual(['taps', 4, 3, 3, 1, 2]);
+    // Two groups of 3 src and 4 diffDst channels, dilated along the row, over an odd height.
+    const grouped = await checkAgainstCpu([2, 9, 16, 6], [2, 5, 9, 8], {strides: [1, 1], dilations: [1, 2], padsBegin: [0, 1], padsEnd: [0, 0],
+                                                                         groups: 2, filterShape: [5, 5]});
+    expect(lanesOf(grouped)).toEqual(['taps', 4, 5, 3, 3, 2]);
+    const strided = await checkAgainstCpu([1, 20, 20, 3], [1, 10, 10, 12], {strides: [2, 2], padsBegin: [3, 3], padsEnd: [2, 2], filterShape: [7, 7]});
+    expect(lanesOf(strided)).toEqual(['taps', 4, 4, 4, 2, 1]);
+    // Transposed: src is the op's outputDelta (2 channels), diffDst its input (4 channels).
+    const transposed = await checkAgainstCpu([2, 6, 7, 4], [2, 12, 15, 2], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0],
+                                                                             filterShape: [3, 3]}, true);
+    expect(lanesOf(transposed)).toEqual(['taps', 4, 3, 3, 2, 1]);
+    // diffDst channels not innermost (NCX) or not a multiple of 4: blocks.
+    const ncx = await checkAgainstCpu([2, 3, 9, 9], [2, 8, 9, 9], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'});
+    expect(ncx.mode).toBe('blocks');
+    const six = await checkAgainstCpu([2, 9, 9, 3], [2, 9, 9, 6], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    expect(six.mode).toBe('blocks');
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
