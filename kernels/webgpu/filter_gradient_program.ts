@@ -266,24 +266,27 @@ ${store}`;
  * rows × T neighbouring taps along the innermost kernel axis) of one filter plane, enumerated
  * with the group fastest so that neighbouring invocations of a depthwise problem read
  * neighbouring channels. An invocation walks its split's units of P neighbouring rows of
- * positions (batch × outer diffDst positions; P = 2 where stride and dilation along the rows'
+ * positions (batch × outer diffDst positions; P = 4 where stride and dilation along the rows'
  * axis are 1 and R is the kernel's height, else 1); per unit it checks the P + R − 1 src rows
  * once and sweeps the innermost positions, reading each diffDst value once for its R · T sums.
- * Output row p's kernel row r reads src row p + r, so two output rows share R − 1 src rows.
+ * Output row p's kernel row r reads src row p + r, so neighbouring output rows share R − 1 src rows.
  *
- * Each tap's inside range along the row is solved once per invocation. In the middle stretch,
- * where every tap of every kernel row is inside, the src values sit in a window of (P + R − 1)
- * × T registers that slides by m taps a position (m = stride ÷ dilation, baked in): tap t at one
- * position is tap t + m at the one before, so a position reads (P + R − 1) · m new src values
- * and P diffDst values for P · R · T products (6 reads for 18 at 3×3, stride 1). Taps beyond the kernel read at their own (unused)
- * addresses, so the values they carry into real taps are the right ones. The ends of a row,
- * and rows where a kernel row falls outside src, read each tap directly (element 0 where it is
- * outside: an index select, no branch) and skip its product (a select, not a multiplication by
- * zero), as the definition does, so NaN and ±Inf stay exact. The ends do not carry the window:
- * with it, SwiftShader's compiler did not finish the 3 × 3 shader before Chromium's GPU watchdog.
+ * The src values sit in a window of (P + R − 1) × T registers that slides by m taps a position
+ * (m = stride ÷ dilation, baked in): tap t at one position is tap t + m at the one before, so a
+ * position reads (P + R − 1) · m new src values and P diffDst values for P · R · T products (10
+ * reads for 36 at 3 × 3, stride 1). Each tap's inside range along the row is solved once per
+ * invocation and each src row's once per unit; a window value outside src (a pad, a tap beyond
+ * the kernel) is read from element 0 instead (an index select, no branch) and its products are
+ * skipped (a select, not a multiplication by zero), as the definition does, so NaN and ±Inf stay
+ * exact. One loop body serves the whole row, ends and rows that reach into the pads included:
+ * on SwiftShader a load costs far more than the tests and selects, so the window's reads are
+ * what counts, and a second, unmasked body for the middle of the row only makes the shader
+ * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
+ * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
+ * copy of the loop per combination (seconds to compile the 3 × 3 shader, minutes for 5 × 5).
  *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>` (plus tfjs's): R (1-12), T (1-4),
- * m and P are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>_lanes<L>` (plus tfjs's): R (1-16), T (1-4),
+ * m, P and L are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -323,20 +326,6 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         outputRows.flatMap(p => kernelRows.flatMap(r => taps.map(t => f(p, r, t)))).join(separator);
     const windows = (f: (q: number, t: number) => string, tapList: number[], separator = '\n          ') =>
         srcRows.flatMap(q => tapList.map(t => f(q, t))).join(separator);
-    // Products of one position, each tested against its rows and its tap's range.
-    const testedStretch = `{
-          var s = srcRow + sideFrom * srcStep;
-          var d = diffDstRow + sideFrom * diffDstStep;
-          for (var px = sideFrom; px < sideTo; px = px + 1) {
-            ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n            ')}
-            ${taps.map(t => `let inTap${t} = px >= first${t} && px < end${t};`).join('\n            ')}
-            ${products((p, r, t) => `let in${p}_${r}_${t} = inRow${p}_${r} && inTap${t};
-            sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * src[select(0, s + rowTap${p + r} + tap${t}, in${p}_${r}_${t})], in${p}_${r}_${t});`,
-                       '\n            ')}
-            s = s + srcStep;
-            d = d + diffDstStep;
-          }
-        }`;
     return `
   ${COMMON_WGSL}
   fn diffDstValues(i : i32) -> ${V} {
@@ -377,6 +366,10 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     ${each((r, t) => `var sum${r}_${t} = ${zero};`, '\n    ')}
     ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
     ${insideRanges(taps, t => `offset${t}`, 'stride')}
+    // Where each tap's src column is inside src, taps beyond the kernel included: their window
+    // values slide into real taps, so they are read as any other (their sums are never stored).
+    ${taps.map(t => `let columnFirst${t} = max(0, divCeil(-offset${t}, stride));
+    let columnEnd${t} = min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1);`).join('\n    ')}
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     let diffDstRowStep = uniforms.diffDstSteps.y;
@@ -394,34 +387,25 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let z = pz * uniforms.strides.x + zOffset;
       let y = py * uniforms.strides.y + yOffset;
       ${outputRows.map(p => `let validOut${p} = py + ${p} < uniforms.diffDstSpatial.y;`).join('\n      ')}
-      ${srcRows.map(q => `let inSrcRow${q} = y + ${q} * uniforms.dilations.y >= 0 && y + ${q} * uniforms.dilations.y < uniforms.srcSpatial.y;`).join('\n      ')}
-      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} && validRow${r} && inSrcRow${p + r};`)).join('\n      ')}
+      ${srcRows.map(q => `let inSrcRow${q} = (y + ${q} * uniforms.dilations.y >= 0) & (y + ${q} * uniforms.dilations.y < uniforms.srcSpatial.y);`).join('\n      ')}
+      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} & validRow${r} & inSrcRow${p + r};`)).join('\n      ')}
       if (z < 0 || z >= uniforms.srcSpatial.x || !(${outputRows.flatMap(p => kernelRows.map(r => `inRow${p}_${r}`)).join(' || ')})) {
         continue;
       }
-      let rowAll = ${outputRows.flatMap(p => kernelRows.map(r => `(inRow${p}_${r} || !validRow${r})`)).join(' && ')};
       let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      let middleFrom = select(endX, allFirst, rowAll);
-      let middleTo = select(endX, allEnd, rowAll);
-      if (middleFrom < middleTo) {
-        var s = srcRow + middleFrom * srcStep;
-        var d = diffDstRow + middleFrom * diffDstStep;
-        ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(0, T - m), '\n        ')}
-        for (var px = middleFrom; px < middleTo; px = px + 1) {
-          ${outputRows.map(p => `let a${p} = diffDstValues(d + ${p} * diffDstRowStep);`).join('\n          ')}
-          ${windows((q, t) => `window${q}_${t} = src[s + rowTap${q} + tap${t}];`, taps.slice(T - m))}
-          ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + a${p} * window${p + r}_${t};`)}
-          ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m))}
-          s = s + srcStep;
-          d = d + diffDstStep;
-        }
-      }
-      // The ends: [firstX, middleFrom) and [middleTo, endX), through one tested body.
-      for (var side = 0; side < 2; side = side + 1) {
-        let sideFrom = select(max(middleFrom, middleTo), firstX, side == 0);
-        let sideTo = select(endX, min(middleFrom, endX), side == 0);
-        ${testedStretch}
+      var s = srcRow + firstX * srcStep;
+      var d = diffDstRow + firstX * diffDstStep;
+      ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & (firstX >= columnFirst${t}) & (firstX < columnEnd${t}))];`,
+                taps.slice(0, T - m), '\n      ')}
+      for (var px = firstX; px < endX; px = px + 1) {
+        ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n        ')}
+        ${taps.map(t => `let inTap${t} = (px >= columnFirst${t}) & (px < columnEnd${t});`).join('\n        ')}
+        ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & inTap${t})];`, taps.slice(T - m), '\n        ')}
+        ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${p + r}_${t}, inRow${p}_${r} & inTap${t});`, '\n        ')}
+        ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m), '\n        ')}
+        s = s + srcStep;
+        d = d + diffDstStep;
       }
     }
     let filterPlane = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +

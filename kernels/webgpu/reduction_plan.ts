@@ -33,8 +33,9 @@ export interface WebgpuReductionPlan {
   readonly tapShift: number;
   /**
    * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
-   * unit, P: 2 where stride and dilation along that axis are 1 and R covers the kernel's rows, so
-   * the src rows of the two overlap (P + R − 1 window rows for P · R rows of products); else 1.
+   * unit, P: TAP_OUTPUT_ROWS (at most the height) where stride and dilation along that axis are
+   * 1 and R covers the kernel's rows, so their src rows overlap (P + R − 1 window rows for P · R
+   * rows of products); else 1.
    */
   readonly outputRows: number;
   /**
@@ -73,10 +74,16 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS
  */
 const MIN_SWEPT_ROW = 12;
 /**
- * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default 2; 1 turns pairs
- * off). On SwiftShader 3 and 4 are no faster than 2.
+ * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default
+ * TAP_OUTPUT_ROWS; 1 turns the shared rows off).
  */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
+/**
+ * Rows of positions a 'taps' unit takes (where stride and dilation along them are 1): 4 rows
+ * of a 3 × 3 kernel share a window of 6 src rows, 6 src and 4 diffDst reads a position for 36
+ * products; on SwiftShader more rows are no faster.
+ */
+const TAP_OUTPUT_ROWS = 4;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /**
@@ -168,7 +175,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) / tapLanes *
       Math.ceil(width.kernelSize / taps) * Math.ceil(height.kernelSize / tapRows);
   const pairable = height.stride === 1 && height.dilation === 1 && tapRows === height.kernelSize;
-  const outputRows = pairable ? Math.max(1, Math.min(tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 2), height.diffDstSize)) : 1;
+  const outputRows = pairable ? Math.max(1, Math.min(tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, TAP_OUTPUT_ROWS), height.diffDstSize)) : 1;
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
