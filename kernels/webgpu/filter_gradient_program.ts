@@ -267,13 +267,14 @@ ${store}`;
  * with the group fastest so that neighbouring invocations of a depthwise problem read
  * neighbouring channels. An invocation walks its split's units of P neighbouring rows of
  * positions (batch × outer diffDst positions; P = 4 where stride and dilation along the rows'
- * axis are 1 and R is the kernel's height, else 1); per unit it checks the P + R − 1 src rows
- * once and sweeps the innermost positions, reading each diffDst value once for its R · T sums.
- * Output row p's kernel row r reads src row p + r, so neighbouring output rows share R − 1 src rows.
+ * axis are at most 2 and R is the kernel's height, else 1); per unit it checks the window's src
+ * rows once and sweeps the innermost positions, reading each diffDst value once for its R · T
+ * sums. Output row p's kernel row r reads src row p · stride + r · dilation, so neighbouring
+ * output rows share src rows (at stride and dilation 1, R − 1 of them).
  *
- * The src values sit in a window of (P + R − 1) × T registers that slides by m taps a position
+ * The src values sit in a window of (its src rows) × T registers that slides by m taps a position
  * (m = stride ÷ dilation, baked in): tap t at one position is tap t + m at the one before, so a
- * position reads (P + R − 1) · m new src values and P diffDst values for P · R · T products (10
+ * position reads (its src rows) · m new src values and P diffDst values for P · R · T products (10
  * reads for 36 at 3 × 3, stride 1). Each tap's inside range along the row is solved once per
  * invocation and each src row's once per unit; a window value outside src (a pad, a tap beyond
  * the kernel) is read from element 0 instead (an index select, no branch) and its products are
@@ -285,8 +286,9 @@ ${store}`;
  * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
  * copy of the loop per combination (seconds to compile the 3 × 3 shader, minutes for 5 × 5).
  *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>_lanes<L>` (plus tfjs's): R (1-16), T (1-4),
- * m, P and L are baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>` (plus
+ * tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1) and L are
+ * baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -300,7 +302,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}_lanes${plan.tapLanes}`;
+    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
+        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}`;
   }
 
   getUserCode(): string {
@@ -317,9 +320,14 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     const taps = [...Array(T).keys()];
     const kernelRows = [...Array(R).keys()];
     const outputRows = [...Array(P).keys()];
-    // src rows of one step: output row p's kernel row r reads src row q = p + r (P > 1 only where
-    // stride and dilation along that axis are 1, so the rows of neighbouring output rows coincide).
-    const srcRows = [...Array(P + R - 1).keys()];
+    // The window's src rows: output row p's kernel row r reads src row p · stride + r · dilation
+    // (baked in when P > 1; with P = 1, r · dilation from the uniforms), rows of neighbouring
+    // output rows coinciding; windowRow(p, r) is its index.
+    const rowOffsets = P === 1 ? kernelRows :
+        [...new Set(outputRows.flatMap(p => kernelRows.map(r => p * this.plan.rowStride + r * this.plan.rowDilation)))].sort((a, b) => a - b);
+    const srcRows = [...rowOffsets.keys()];
+    const windowRow = (p: number, r: number) => rowOffsets.indexOf(P === 1 ? r : p * this.plan.rowStride + r * this.plan.rowDilation);
+    const rowOffset = (q: number) => P === 1 ? `${q} * uniforms.dilations.y` : `${rowOffsets[q]}`;
     const each = (f: (r: number, t: number) => string, separator = '\n          ') =>
         kernelRows.flatMap(r => taps.map(t => f(r, t))).join(separator);
     const products = (f: (p: number, r: number, t: number) => string, separator = '\n          ') =>
@@ -362,7 +370,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let tap${t} = ${t} * uniforms.dilations.z * uniforms.srcSteps.z;`).join('\n    ')}
     ${kernelRows.map(r => `let ky${r} = kyBlock * ${R} + ${r};
     let validRow${r} = ky${r} < uniforms.kernel.y;`).join('\n    ')}
-    ${srcRows.map(q => `let rowTap${q} = ${q < R ? `select(0, ${q} * uniforms.dilations.y * uniforms.srcSteps.y, validRow${q})` : `${q} * uniforms.srcSteps.y`};`).join('\n    ')}
+    ${srcRows.map(q => `let rowTap${q} = ${rowOffset(q)} * uniforms.srcSteps.y;`).join('\n    ')}
     ${each((r, t) => `var sum${r}_${t} = ${zero};`, '\n    ')}
     ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
     ${insideRanges(taps, t => `offset${t}`, 'stride')}
@@ -387,8 +395,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let z = pz * uniforms.strides.x + zOffset;
       let y = py * uniforms.strides.y + yOffset;
       ${outputRows.map(p => `let validOut${p} = py + ${p} < uniforms.diffDstSpatial.y;`).join('\n      ')}
-      ${srcRows.map(q => `let inSrcRow${q} = (y + ${q} * uniforms.dilations.y >= 0) & (y + ${q} * uniforms.dilations.y < uniforms.srcSpatial.y);`).join('\n      ')}
-      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} & validRow${r} & inSrcRow${p + r};`)).join('\n      ')}
+      ${srcRows.map(q => `let inSrcRow${q} = (y + ${rowOffset(q)} >= 0) & (y + ${rowOffset(q)} < uniforms.srcSpatial.y);`).join('\n      ')}
+      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} & validRow${r} & inSrcRow${windowRow(p, r)};`)).join('\n      ')}
       if (z < 0 || z >= uniforms.srcSpatial.x || !(${outputRows.flatMap(p => kernelRows.map(r => `inRow${p}_${r}`)).join(' || ')})) {
         continue;
       }
@@ -402,7 +410,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n        ')}
         ${taps.map(t => `let inTap${t} = (px >= columnFirst${t}) & (px < columnEnd${t});`).join('\n        ')}
         ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & inTap${t})];`, taps.slice(T - m), '\n        ')}
-        ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${p + r}_${t}, inRow${p}_${r} & inTap${t});`, '\n        ')}
+        ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${windowRow(p, r)}_${t}, inRow${p}_${r} & inTap${t});`, '\n        ')}
         ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m), '\n        ')}
         s = s + srcStep;
         d = d + diffDstStep;

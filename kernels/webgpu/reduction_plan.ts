@@ -34,10 +34,14 @@ export interface WebgpuReductionPlan {
   /**
    * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
    * unit, P: TAP_OUTPUT_ROWS (at most the height) where stride and dilation along that axis are
-   * 1 and R covers the kernel's rows, so their src rows overlap (P + R − 1 window rows for P · R
-   * rows of products); else 1.
+   * at most MAX_SHARED_ROW_STEP and R covers the kernel's rows, so their src rows overlap (output
+   * row p's kernel row r reads src row p · stride + r · dilation: P + R − 1 window rows for P · R
+   * rows of products at stride and dilation 1, 2P + R − 2 at stride 2); else 1.
    */
   readonly outputRows: number;
+  /** 'taps' with P > 1: the stride and the dilation along the rows' axis, baked into the shader. */
+  readonly rowStride: number;
+  readonly rowDilation: number;
   /**
    * 'taps': neighbouring diffDst channels per invocation (L: TAP_LANES for thin layers whose
    * diffDst channels are innermost and divide by it, else 1); its diffDst values, products and
@@ -84,6 +88,8 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTE
  * products; on SwiftShader more rows are no faster.
  */
 const TAP_OUTPUT_ROWS = 4;
+/** The largest stride or dilation along the rows' axis for which a 'taps' unit takes P rows. */
+const MAX_SHARED_ROW_STEP = 2;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /**
@@ -164,7 +170,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, tapLanes: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
   const [, height, width] = spatialAxesAs3d(swept);
@@ -174,12 +180,13 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const tapLanes = thin ? TAP_LANES : 1;
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) / tapLanes *
       Math.ceil(width.kernelSize / taps) * Math.ceil(height.kernelSize / tapRows);
-  const pairable = height.stride === 1 && height.dilation === 1 && tapRows === height.kernelSize;
+  const pairable = height.stride <= MAX_SHARED_ROW_STEP && height.dilation <= MAX_SHARED_ROW_STEP && tapRows === height.kernelSize;
   const outputRows = pairable ? Math.max(1, Math.min(tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, TAP_OUTPUT_ROWS), height.diffDstSize)) : 1;
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
-  return {mode: 'taps', taps, tapRows, tapShift, outputRows, tapLanes, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+  return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
+          rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
 }
 

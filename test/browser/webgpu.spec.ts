@@ -162,6 +162,12 @@ describe('webgpu:', () => {
     const partialUnit = await checkAgainstCpu([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],
                                                                          groups: 5, filterShape: [3, 3]});
     expect([partialUnit.mode, partialUnit.outputRows]).toEqual(['taps', 4]);
+    // Units of 4 rows at stride 2 (9 window rows for 12 rows of products) and at dilation 2 along the rows.
+    const rowStride2 = await checkAgainstCpu([2, 9, 12, 8], [2, 5, 6, 8], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 8,
+                                                                           filterShape: [3, 3]});
+    expect([rowStride2.mode, rowStride2.outputRows, rowStride2.rowStride, rowStride2.rowDilation, rowStride2.tapShift]).toEqual(['taps', 4, 2, 1, 2]);
+    const rowDilation2 = await checkAgainstCpu([2, 11, 9, 4], [2, 7, 7, 4], {strides: [1, 1], dilations: [2, 1], groups: 4, filterShape: [3, 3]});
+    expect([rowDilation2.mode, rowDilation2.outputRows, rowDilation2.rowStride, rowDilation2.rowDilation]).toEqual(['taps', 4, 1, 2]);
     const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 4, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
                                                                          filterShape: [7, 3]});
     expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift, slide2.outputRows]).toEqual(['taps', 4, 3, 2, 1]);
@@ -184,7 +190,7 @@ describe('webgpu:', () => {
     // Transposed: src is the op's outputDelta (2 channels), diffDst its input (4 channels).
     const transposed = await checkAgainstCpu([2, 6, 7, 4], [2, 12, 15, 2], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0],
                                                                              filterShape: [3, 3]}, true);
-    expect(lanesOf(transposed)).toEqual(['taps', 4, 3, 3, 2, 1]);
+    expect(lanesOf(transposed)).toEqual(['taps', 4, 3, 3, 2, 4]);
     // diffDst channels not innermost (NCX) or not a multiple of 4: blocks.
     const ncx = await checkAgainstCpu([2, 3, 9, 9], [2, 8, 9, 9], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'});
     expect(ncx.mode).toBe('blocks');
