@@ -10,14 +10,16 @@ import {tuningFlag} from '../../src/tuning_flags';
  * (BM = 8 diffDst channels, 4 when DC < 8), reading BM + 4 values for 4 · BM products per
  * position; it sweeps whole rows of positions (the innermost axis, pointwise axes merged: see
  * sweptAxes) with the column tests solved once per row, or walks the positions one at a time
- * when rows are short. When a group has fewer than 4 rows (depthwise: 1 × Kvol) a block would
- * mostly compute padding, and 'taps' runs one invocation per R kernel rows × T taps of one
- * filter plane instead, its src values in a window of registers sliding along each row. Thin
- * layers (at most MAX_THIN_SRC_CHANNELS src channels per group: first layers on 1 or 3 input
- * channels) take 'taps' too, each invocation for L = 4 neighbouring diffDst channels, so one
- * src window serves 4 filter planes: a 3×3, stride-1 step reads 4 src and 2 × 4 diffDst values
- * for 72 products, where a block reads 12 for 32 and, with few columns, rounds them up to 4.
- * Either way, when the filter gives too few invocations for the reduction's length, the
+ * when rows are short. 'taps' runs one invocation per R kernel rows × T taps of one filter
+ * plane instead, its src values in a window of registers sliding along each row and shared by
+ * P neighbouring rows of positions. Where diffDst channels are innermost and a group has a
+ * multiple of 4 of them, a 'taps' invocation takes L = 4 neighbouring diffDst channels, so one
+ * src window serves 4 filter planes: a 3 × 3, stride-1 step then reads 6 src and 4 × 4 diffDst
+ * values for 144 products, where a block reads 12 for 32. That is the plan for every layer with
+ * a kernel window of at least MIN_WINDOW_TAPS taps in its two innermost axes; 'blocks' keeps
+ * pointwise (1 × 1) layers, layouts with channels outermost (NCX) and channel counts not a
+ * multiple of 4; and groups with fewer than 4 rows (depthwise: 1 × Kvol), where a block would
+ * mostly compute padding, take 'taps' with L = 1. Either way, when the filter gives too few invocations for the reduction's length, the
  * reduction is split (partial sums, then a pass that adds them).
  */
 export interface WebgpuReductionPlan {
@@ -43,8 +45,8 @@ export interface WebgpuReductionPlan {
   readonly rowStride: number;
   readonly rowDilation: number;
   /**
-   * 'taps': neighbouring diffDst channels per invocation (L: TAP_LANES for thin layers whose
-   * diffDst channels are innermost and divide by it, else 1); its diffDst values, products and
+   * 'taps': neighbouring diffDst channels per invocation (L: TAP_LANES where diffDst channels
+   * are innermost and a group's divide by it, else 1); its diffDst values, products and
    * sums are vecL, its src window scalars.
    */
   readonly tapLanes: number;
@@ -92,20 +94,16 @@ const TAP_OUTPUT_ROWS = 4;
 const MAX_SHARED_ROW_STEP = 2;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
+/** Tuning flag: 1 (the default) runs layers with a kernel window as 'taps' over 4 diffDst channels; 0 keeps them in 'blocks'. */
+export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS';
 /**
- * Tuning flag: the most src channels per group a layer has for 'taps' with diffDst-channel
- * lanes to replace 'blocks' (default MAX_THIN_SRC_CHANNELS; 0 turns it off).
+ * The fewest taps (kernel height × width, innermost two axes) for which 'taps' over 4 diffDst
+ * channels replaces 'blocks': per product it reads (P · 4 + window rows · m) / (P · R · T · 4)
+ * values (0.15 at 3 × 3, stride 1), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the window
+ * has nothing to share and reads more than the block.
  */
-export const CONV_BACKPROP_FILTERS_WEBGPU_MAX_THIN_SRC_CHANNELS = 'CONV_BACKPROP_FILTERS_WEBGPU_MAX_THIN_SRC_CHANNELS';
-/**
- * A group with this many src channels or fewer is thin: with few (src channel, kernel offset)
- * columns a block's 4 src reads serve only its 8 rows, while 'taps' with 4 diffDst-channel lanes
- * reads each src value once per 4 · R · T products. The first layers of MNIST, CIFAR and speech
- * models (1 or 3 channels) run 1.4–1.8× faster that way on SwiftShader; 5 × 5 and 7 × 7 kernels
- * at least as fast.
- */
-const MAX_THIN_SRC_CHANNELS = 4;
-/** diffDst channels per thin 'taps' invocation. */
+const MIN_WINDOW_TAPS = 4;
+/** diffDst channels per 'taps' invocation where they can share a window (L). */
 const TAP_LANES = 4;
 /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
 const MIN_BLOCK_ROWS = 4;
@@ -160,10 +158,11 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
 
   const swept = sweptAxes(geometry);
   const rowLength = swept[swept.length - 1].diffDstSize;
+  const [, height, width] = spatialAxesAs3d(swept);
   const targetInvocations = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS, TARGET_INVOCATIONS);
-  const thin = geometry.src.channelsPerGroup <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_MAX_THIN_SRC_CHANNELS, MAX_THIN_SRC_CHANNELS) &&
-      geometry.diffDst.channelStride === 1 && rows % TAP_LANES === 0;
-  if (rows >= MIN_BLOCK_ROWS && !thin) {
+  const laneTaps = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS, 1) !== 0 && geometry.diffDst.channelStride === 1 &&
+      rows % TAP_LANES === 0 && height.kernelSize * width.kernelSize >= MIN_WINDOW_TAPS;
+  if (rows >= MIN_BLOCK_ROWS && !laneTaps) {
     const blockRows = rows >= 8 ? 8 : 4;
     const rowSweep = rowLength >= tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW, MIN_SWEPT_ROW);
     const blocksPerSplit = geometry.groups * Math.ceil(rows / blockRows) * Math.ceil(columns / BLOCK_COLUMNS);
@@ -173,11 +172,10 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
   }
-  const [, height, width] = spatialAxesAs3d(swept);
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
   const tapRows = evenBlock(height.kernelSize, Math.floor(MAX_TAP_SUMS / taps));
   const tapShift = width.stride % width.dilation === 0 ? Math.min(taps, width.stride / width.dilation) : taps;
-  const tapLanes = thin ? TAP_LANES : 1;
+  const tapLanes = laneTaps ? TAP_LANES : 1;
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) / tapLanes *
       Math.ceil(width.kernelSize / taps) * Math.ceil(height.kernelSize / tapRows);
   const pairable = height.stride <= MAX_SHARED_ROW_STEP && height.dilation <= MAX_SHARED_ROW_STEP && tapRows === height.kernelSize;

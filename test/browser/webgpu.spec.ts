@@ -96,7 +96,8 @@ describe('webgpu:', () => {
   }
 
   it('splits long reductions over blocks (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
-    const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    // 10 diffDst channels: not a multiple of 4, so blocks rather than taps over 4 channels.
+    const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 10], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(plan.mode).toBe('blocks');
     expect(plan.splits).toBeGreaterThan(1);
   });
@@ -137,14 +138,15 @@ describe('webgpu:', () => {
   });
 
   it('sweeps rows of 12 or more positions in blocks (NXC 8-row, NCX 4-row, 1-D), walks shorter ones', async () => {
-    const nxc = await checkAgainstCpu([2, 9, 19, 12], [2, 9, 19, 16], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    // NXC with diffDst channels not a multiple of 4 (else taps over 4 channels).
+    const nxc = await checkAgainstCpu([2, 9, 19, 12], [2, 9, 19, 18], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect([nxc.mode, nxc.blockRows, nxc.rowSweep]).toEqual(['blocks', 8, true]);
     const ncx = await checkAgainstCpu([2, 6, 5, 21], [2, 5, 5, 19], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 0],
                                                                       filterShape: [2, 3], dataFormat: 'NCX'});
     expect([ncx.mode, ncx.blockRows, ncx.rowSweep]).toEqual(['blocks', 4, true]);
-    const oneD = await checkAgainstCpu([3, 40, 6], [3, 19, 8], {strides: [2], padsBegin: [0], padsEnd: [1], filterShape: [4]});
+    const oneD = await checkAgainstCpu([3, 40, 6], [3, 19, 10], {strides: [2], padsBegin: [0], padsEnd: [1], filterShape: [4]});
     expect([oneD.mode, oneD.rowSweep]).toEqual(['blocks', true]);
-    const short = await checkAgainstCpu([4, 12, 12, 8], [4, 8, 8, 16], {strides: [1, 1], filterShape: [5, 5]});
+    const short = await checkAgainstCpu([4, 12, 12, 8], [4, 8, 8, 18], {strides: [1, 1], filterShape: [5, 5]});
     expect([short.mode, short.rowSweep]).toEqual(['blocks', false]);
   });
 
@@ -176,7 +178,7 @@ describe('webgpu:', () => {
     expect([oneD.mode, oneD.tapRows, oneD.taps, oneD.tapShift]).toEqual(['taps', 1, 2, 2]);
   });
 
-  it('runs thin layers (1 to 4 src channels per group) as taps over 4 diffDst channels at once: 3 × 3 in units of 4 rows, 5 × 5, 7 × 7 strided, grouped, transposed', async () => {
+  it('runs layers with a kernel window as taps over 4 diffDst channels at once: 3 × 3 in units of 4 rows, 5 × 5, 7 × 7 strided, grouped, transposed, dense 3-D', async () => {
     const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
         [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
     const mnist = await checkAgainstCpu([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
@@ -191,11 +193,15 @@ describe('webgpu:', () => {
     const transposed = await checkAgainstCpu([2, 6, 7, 4], [2, 12, 15, 2], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0],
                                                                              filterShape: [3, 3]}, true);
     expect(lanesOf(transposed)).toEqual(['taps', 4, 3, 3, 2, 4]);
-    // diffDst channels not innermost (NCX) or not a multiple of 4: blocks.
+    const dense3d = await checkAgainstCpu([2, 4, 6, 7, 12], [2, 4, 6, 7, 8], {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [3, 3, 3]});
+    expect(lanesOf(dense3d)).toEqual(['taps', 4, 3, 3, 1, 4]);
+    // diffDst channels not innermost (NCX) or not a multiple of 4, or a 1 × 1 kernel: blocks.
     const ncx = await checkAgainstCpu([2, 3, 9, 9], [2, 8, 9, 9], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'});
     expect(ncx.mode).toBe('blocks');
     const six = await checkAgainstCpu([2, 9, 9, 3], [2, 9, 9, 6], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(six.mode).toBe('blocks');
+    const pointwise = await checkAgainstCpu([2, 5, 5, 3], [2, 5, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
+    expect(pointwise.mode).toBe('blocks');
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
