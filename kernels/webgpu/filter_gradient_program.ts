@@ -265,9 +265,9 @@ ${store}`;
  * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
  * rows × T neighbouring taps along the innermost kernel axis) of one filter plane, enumerated
  * with the group fastest so that neighbouring invocations of a depthwise problem read
- * neighbouring channels. An invocation walks its split's units of P neighbouring rows of
- * positions (batch × outer diffDst positions; P = 4 where stride and dilation along the rows'
- * axis are at most 2 and R is the kernel's height, else 1); per unit it checks the window's src
+ * neighbouring channels, and L neighbouring diffDst channels (4 or 1, WebgpuReductionPlan.tapLanes).
+ * An invocation walks its split's units of P neighbouring rows of positions (batch × outer
+ * diffDst positions; WebgpuReductionPlan.outputRows); per unit it checks the window's src
  * rows once and sweeps the innermost positions, reading each diffDst value once for its R · T
  * sums. Output row p's kernel row r reads src row p · stride + r · dilation, so neighbouring
  * output rows share src rows (at stride and dilation 1, R − 1 of them).

@@ -35,8 +35,8 @@ export interface WebgpuReductionPlan {
   readonly tapShift: number;
   /**
    * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
-   * unit, P: TAP_OUTPUT_ROWS (at most the height) where stride and dilation along that axis are
-   * at most MAX_SHARED_ROW_STEP and R covers the kernel's rows, so their src rows overlap (output
+   * unit, P: TAP_OUTPUT_ROWS, LANE_TAP_OUTPUT_ROWS when L > 1 (at most the height) where stride and dilation along that axis are
+   * at most MAX_SHARED_ROW_STEP (1 when L > 1) and R covers the kernel's rows, so their src rows overlap (output
    * row p's kernel row r reads src row p · stride + r · dilation: P + R − 1 window rows for P · R
    * rows of products at stride and dilation 1, 2P + R − 2 at stride 2); else 1.
    */
@@ -80,8 +80,8 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS
  */
 const MIN_SWEPT_ROW = 12;
 /**
- * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default
- * TAP_OUTPUT_ROWS; 1 turns the shared rows off).
+ * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default 0: the plan's
+ * TAP_OUTPUT_ROWS or LANE_TAP_OUTPUT_ROWS; 1 turns the shared rows off).
  */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
 /**
@@ -90,7 +90,13 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTE
  * products; on SwiftShader more rows are no faster.
  */
 const TAP_OUTPUT_ROWS = 4;
-/** The largest stride or dilation along the rows' axis for which a 'taps' unit takes P rows. */
+/** Rows of positions a 'taps' unit over 4 diffDst channels takes (more spill its 4-wide sums). */
+const LANE_TAP_OUTPUT_ROWS = 2;
+/**
+ * The largest stride or dilation along the rows' axis for which a 'taps' unit with L = 1 takes
+ * P rows (with L = 4, 1: the 9 window rows of a stride-2 unit with 4 sums per tap spill on
+ * SwiftShader, and one row a unit is faster).
+ */
 const MAX_SHARED_ROW_STEP = 2;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
@@ -178,8 +184,10 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const tapLanes = laneTaps ? TAP_LANES : 1;
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) / tapLanes *
       Math.ceil(width.kernelSize / taps) * Math.ceil(height.kernelSize / tapRows);
-  const pairable = height.stride <= MAX_SHARED_ROW_STEP && height.dilation <= MAX_SHARED_ROW_STEP && tapRows === height.kernelSize;
-  const outputRows = pairable ? Math.max(1, Math.min(tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, TAP_OUTPUT_ROWS), height.diffDstSize)) : 1;
+  const maxRowStep = tapLanes === 1 ? MAX_SHARED_ROW_STEP : 1;
+  const pairable = height.stride <= maxRowStep && height.dilation <= maxRowStep && tapRows === height.kernelSize;
+  const wantedRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0) || (tapLanes > 1 ? LANE_TAP_OUTPUT_ROWS : TAP_OUTPUT_ROWS);
+  const outputRows = pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1;
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
