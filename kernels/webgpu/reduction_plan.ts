@@ -14,13 +14,14 @@ import {tuningFlag} from '../../src/tuning_flags';
  * plane instead, its src values in a window of registers sliding along each row and shared by
  * P neighbouring rows of positions. Where diffDst channels are innermost and a group has a
  * multiple of 4 of them, a 'taps' invocation takes L = 4 neighbouring diffDst channels, so one
- * src window serves 4 filter planes: a 3 × 3, stride-1 step then reads 6 src and 4 × 4 diffDst
- * values for 144 products, where a block reads 12 for 32. That is the plan for every layer with
- * a kernel window of at least MIN_WINDOW_TAPS taps in its two innermost axes; 'blocks' keeps
- * pointwise (1 × 1) layers, layouts with channels outermost (NCX) and channel counts not a
- * multiple of 4; and groups with fewer than 4 rows (depthwise: 1 × Kvol), where a block would
- * mostly compute padding, take 'taps' with L = 1. Either way, when the filter gives too few invocations for the reduction's length, the
- * reduction is split (partial sums, then a pass that adds them).
+ * src window serves 4 filter planes: a 3 × 3, stride-1 step over 2 rows then reads 4 src and
+ * 2 × 4 diffDst values for 72 products, where a block reads 12 for 32. That is the plan for
+ * every layer with a kernel window of at least MIN_WINDOW_TAPS taps in its two innermost axes;
+ * 'blocks' keeps pointwise (1 × 1) layers, layouts with channels outermost (NCX) and channel
+ * counts not a multiple of 4; and groups with fewer than 4 rows (depthwise: 1 × Kvol), where a
+ * block would mostly compute padding, take 'taps' with L = 1. Either way, when the filter gives
+ * too few invocations for the reduction's length, the reduction is split (partial sums, then a
+ * pass that adds them).
  */
 export interface WebgpuReductionPlan {
   readonly mode: 'blocks' | 'taps';
@@ -105,7 +106,7 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEB
 /**
  * The fewest taps (kernel height × width, innermost two axes) for which 'taps' over 4 diffDst
  * channels replaces 'blocks': per product it reads (P · 4 + window rows · m) / (P · R · T · 4)
- * values (0.15 at 3 × 3, stride 1), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the window
+ * values (0.17 at 3 × 3, stride 1, P = 2), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the window
  * has nothing to share and reads more than the block.
  */
 const MIN_WINDOW_TAPS = 4;
