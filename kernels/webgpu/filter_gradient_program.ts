@@ -263,10 +263,10 @@ ${store}`;
 
 /**
  * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
- * rows × T neighbouring taps along the innermost kernel axis) of one filter plane, enumerated
- * with the group fastest so that neighbouring invocations of a depthwise problem read
- * neighbouring channels, and L neighbouring diffDst channels (4 or 1, WebgpuReductionPlan.tapLanes).
- * An invocation walks its split's units of P neighbouring rows of positions (batch × outer
+ * rows × T neighbouring taps along the innermost kernel axis) of the filter planes of L
+ * neighbouring diffDst channels (WebgpuReductionPlan.tapLanes: 4, or 1), enumerated with the
+ * group fastest so that neighbouring invocations of a depthwise problem read neighbouring
+ * channels. An invocation walks its split's units of P neighbouring rows of positions (batch × outer
  * diffDst positions; WebgpuReductionPlan.outputRows); per unit it checks the window's src
  * rows once and sweeps the innermost positions, reading each diffDst value once for its R · T
  * sums. Output row p's kernel row r reads src row p · stride + r · dilation, so neighbouring
