@@ -49,18 +49,21 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
 
 /**
  * WGSL for the inside ranges of a row's items (a block's columns, a filter plane's taps): per
- * item i, `first<i>` and `end<i>`, the innermost positions px whose src coordinate
- * px · `stride` + `offset(i)` lies inside src (empty where `valid<i>` is false); then `firstX` and
- * `endX`, where some item is inside, and `allFirst` and `allEnd`, the middle stretch where every
- * valid item is. `width` holds the row's length.
+ * item i, `insideFirst<i>` and `insideEnd<i>`, the innermost positions px whose src coordinate
+ * px · `stride` + `offset(i)` lies inside src, and `first<i>`, `end<i>`, the same range emptied
+ * where `valid<i>` is false; then `firstX` and `endX`, where some valid item is inside, and with
+ * `middle`, `allFirst` and `allEnd`, the middle stretch where every valid item is. `width` holds
+ * the row's length.
  */
-function insideRanges(items: readonly number[], offset: (i: number) => string, stride: string): string {
-  return `${items.map(i => `let first${i} = select(width, max(0, divCeil(-${offset(i)}, ${stride})), valid${i});
-    let end${i} = select(0, min(width, divFloor(uniforms.srcSpatial.z - 1 - ${offset(i)}, ${stride}) + 1), valid${i});`).join('\n    ')}
+function insideRanges(items: readonly number[], offset: (i: number) => string, stride: string, middle: boolean): string {
+  return `${items.map(i => `let insideFirst${i} = max(0, divCeil(-${offset(i)}, ${stride}));
+    let insideEnd${i} = min(width, divFloor(uniforms.srcSpatial.z - 1 - ${offset(i)}, ${stride}) + 1);
+    let first${i} = select(width, insideFirst${i}, valid${i});
+    let end${i} = select(0, insideEnd${i}, valid${i});`).join('\n    ')}
     let firstX = ${items.map(i => `first${i}`).reduce((a, b) => `min(${a}, ${b})`)};
-    let endX = ${items.map(i => `end${i}`).reduce((a, b) => `max(${a}, ${b})`)};
+    let endX = ${items.map(i => `end${i}`).reduce((a, b) => `max(${a}, ${b})`)};${middle ? `
     let allFirst = ${items.map(i => `select(0, first${i}, valid${i})`).reduce((a, b) => `max(${a}, ${b})`)};
-    let allEnd = ${items.map(i => `select(width, end${i}, valid${i})`).reduce((a, b) => `min(${a}, ${b})`)};`;
+    let allEnd = ${items.map(i => `select(width, end${i}, valid${i})`).reduce((a, b) => `min(${a}, ${b})`)};` : ''}`;
 }
 
 /** WGSL helpers both pass-1 programs share. */
@@ -231,7 +234,7 @@ ${store}`;
     let columnSrc${j} = ${j === 0 ? '' : 'select(columnSrc0, '}(g * SC + sc${j}) * uniforms.srcSteps.w + dot(offset${j}, uniforms.srcSteps.xyz)${
         j === 0 ? '' : `, valid${j})`};`).join('\n    ')}
     // In the middle stretch, columns beyond the matrix read column 0's value; their sums are never stored.
-    ${insideRanges(cols, j => `offset${j}.z`, 'strideX')}
+    ${insideRanges(cols, j => `offset${j}.z`, 'strideX', true)}
     let srcStep = strideX * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     for (var row = rowStart; row < rowEnd; row = row + 1) {
@@ -320,13 +323,14 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     const taps = [...Array(T).keys()];
     const kernelRows = [...Array(R).keys()];
     const outputRows = [...Array(P).keys()];
-    // The window's src rows: output row p's kernel row r reads src row p · stride + r · dilation
-    // (baked in when P > 1; with P = 1, r · dilation from the uniforms), rows of neighbouring
-    // output rows coinciding; windowRow(p, r) is its index.
-    const rowOffsets = P === 1 ? kernelRows :
-        [...new Set(outputRows.flatMap(p => kernelRows.map(r => p * this.plan.rowStride + r * this.plan.rowDilation)))].sort((a, b) => a - b);
+    // The window's src rows: output row p's kernel row r reads src row p · stride + r · dilation,
+    // rows of neighbouring output rows coinciding; windowRow(p, r) is its index. The plan bakes in
+    // stride and dilation when P > 1; with P = 1 (both 1 in the plan) the offset of window row r
+    // takes the dilation from the uniforms.
+    const {rowStride, rowDilation} = this.plan;
+    const rowOffsets = [...new Set(outputRows.flatMap(p => kernelRows.map(r => p * rowStride + r * rowDilation)))].sort((a, b) => a - b);
     const srcRows = [...rowOffsets.keys()];
-    const windowRow = (p: number, r: number) => rowOffsets.indexOf(P === 1 ? r : p * this.plan.rowStride + r * this.plan.rowDilation);
+    const windowRow = (p: number, r: number) => rowOffsets.indexOf(p * rowStride + r * rowDilation);
     const rowOffset = (q: number) => P === 1 ? `${q} * uniforms.dilations.y` : `${rowOffsets[q]}`;
     const each = (f: (r: number, t: number) => string, separator = '\n          ') =>
         kernelRows.flatMap(r => taps.map(t => f(r, t))).join(separator);
@@ -373,11 +377,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     ${srcRows.map(q => `let rowTap${q} = ${rowOffset(q)} * uniforms.srcSteps.y;`).join('\n    ')}
     ${each((r, t) => `var sum${r}_${t} = ${zero};`, '\n    ')}
     ${windows((q, t) => `var window${q}_${t} = 0.0;`, taps, '\n    ')}
-    ${insideRanges(taps, t => `offset${t}`, 'stride')}
-    // Where each tap's src column is inside src, taps beyond the kernel included: their window
-    // values slide into real taps, so they are read as any other (their sums are never stored).
-    ${taps.map(t => `let columnFirst${t} = max(0, divCeil(-offset${t}, stride));
-    let columnEnd${t} = min(width, divFloor(uniforms.srcSpatial.z - 1 - offset${t}, stride) + 1);`).join('\n    ')}
+    // The masks use insideFirst/insideEnd, taps beyond the kernel included: their window values
+    // slide into real taps, so they are read as any other (their sums are never stored).
+    ${insideRanges(taps, t => `offset${t}`, 'stride', false)}
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     let diffDstRowStep = uniforms.diffDstSteps.y;
@@ -404,11 +406,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
       var s = srcRow + firstX * srcStep;
       var d = diffDstRow + firstX * diffDstStep;
-      ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & (firstX >= columnFirst${t}) & (firstX < columnEnd${t}))];`,
+      ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & (firstX >= insideFirst${t}) & (firstX < insideEnd${t}))];`,
                 taps.slice(0, T - m), '\n      ')}
       for (var px = firstX; px < endX; px = px + 1) {
         ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n        ')}
-        ${taps.map(t => `let inTap${t} = (px >= columnFirst${t}) & (px < columnEnd${t});`).join('\n        ')}
+        ${taps.map(t => `let inTap${t} = (px >= insideFirst${t}) & (px < insideEnd${t});`).join('\n        ')}
         ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & inTap${t})];`, taps.slice(T - m), '\n        ')}
         ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${windowRow(p, r)}_${t}, inRow${p}_${r} & inTap${t});`, '\n        ')}
         ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m), '\n        ')}

@@ -86,7 +86,7 @@ const MIN_SWEPT_ROW = 12;
  */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
 /**
- * Rows of positions a 'taps' unit takes (where stride and dilation along them are 1): 4 rows
+ * Rows of positions a 'taps' unit over one diffDst channel takes (see outputRows): 4 rows
  * of a 3 × 3 kernel share a window of 6 src rows, 6 src and 4 diffDst reads a position for 36
  * products; on SwiftShader more rows are no faster.
  */
@@ -128,8 +128,8 @@ const MAX_SPLITS = 256;
 const MAX_TAPS = 4;
 /**
  * Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers:
- * 16 keeps a 5 × 5 kernel in blocks of 5 rows × 3 + 2 taps (so pairs of output rows apply) and
- * a 7 × 7 one in 4 + 3 rows × 4 + 3 taps.
+ * 16 keeps a 5 × 5 kernel in blocks of 5 rows × 3 + 2 taps (all its rows, so a unit's output
+ * rows share the window) and a 7 × 7 one in 4 + 3 rows × 4 + 3 taps.
  */
 const MAX_TAP_SUMS = 16;
 
