@@ -38,7 +38,7 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.padBegin), diffDst.channelsPerGroup),  // padsBegin, DC
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
-    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.workgroupsPerSplit),  // work
+    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, 0),  // work: units of the reduction, per split, splits
     // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
     plan.mode === 'taps' ?
         vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps),
@@ -124,7 +124,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
 
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
+    this.dispatch = [plan.workgroups, 1, 1];
     this.channelsInner = geometry.dataFormat === 'NXC';
     this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
         this.channelsInner ? 'channelsInner' : 'kernelInner'}${plan.rowSweep ? '_rows' : ''}`;
@@ -148,10 +148,9 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
   ${COMMON_WGSL}
   const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
   fn main(index : i32) {
-    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
-    let split = index / perSplit;
-    var block = index % perSplit;
-    if (split >= uniforms.work.z || block >= uniforms.blocks.w) {
+    let split = index / uniforms.blocks.w;
+    var block = index % uniforms.blocks.w;
+    if (split >= uniforms.work.z) {
       return;
     }
     let blockN = block % uniforms.blocks.y;
@@ -304,7 +303,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
 
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [plan.workgroupsPerSplit * plan.splits, 1, 1];
+    this.dispatch = [plan.workgroups, 1, 1];
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
         plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}`;
   }
@@ -344,10 +343,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
   fn main(index : i32) {
-    let perSplit = uniforms.work.w * ${WORKGROUP_INVOCATIONS};
-    let split = index / perSplit;
-    var rest = index % perSplit;
-    if (split >= uniforms.work.z || rest >= uniforms.blocks.w) {
+    let split = index / uniforms.blocks.w;
+    var rest = index % uniforms.blocks.w;
+    if (split >= uniforms.work.z) {
       return;
     }
     let G = uniforms.strides.w;

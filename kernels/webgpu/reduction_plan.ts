@@ -61,8 +61,8 @@ export interface WebgpuReductionPlan {
   readonly reductionRows: number;
   readonly splits: number;
   readonly rowsPerSplit: number;
-  /** Workgroups of one split (invocations of a split / 64, rounded up). */
-  readonly workgroupsPerSplit: number;
+  /** Workgroups of pass 1: the splits' invocations packed one after another, split after split, in workgroups of 64. */
+  readonly workgroups: number;
 }
 
 export const WORKGROUP_INVOCATIONS = 64;
@@ -177,7 +177,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
     return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
-            workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
+            ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
   const tapRows = evenBlock(height.kernelSize, Math.floor(MAX_TAP_SUMS / taps));
@@ -194,12 +194,21 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
   return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
           rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
-          workgroupsPerSplit: Math.ceil(blocksPerSplit / WORKGROUP_INVOCATIONS)};
+          ...workgroupsOf(blocksPerSplit, splits)};
 }
 
 /** The block size for `size` elements in blocks of at most `max`, as even as the blocks allow (5 in 3 + 2). */
 function evenBlock(size: number, max: number): number {
   return Math.ceil(size / Math.ceil(size / max));
+}
+
+/**
+ * Pass 1's workgroups with the splits' invocations packed one after another: a split of 8
+ * filter planes shares a workgroup with 7 others instead of leaving 56 of its 64 invocations
+ * idle (SwiftShader pays for each workgroup it starts, busy or not).
+ */
+function workgroupsOf(blocksPerSplit: number, splits: number) {
+  return {workgroups: Math.ceil(blocksPerSplit * splits / WORKGROUP_INVOCATIONS)};
 }
 
 function split(rows: number, wanted: number, minRowsPerSplit: number) {
