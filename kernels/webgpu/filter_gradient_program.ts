@@ -38,7 +38,7 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.padBegin), diffDst.channelsPerGroup),  // padsBegin, DC
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
-    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, 0),  // work: units of the reduction, per split, splits
+    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.invocationsPerWorkgroup),  // work
     // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
     plan.mode === 'taps' ?
         vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps),
@@ -148,9 +148,11 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
   ${COMMON_WGSL}
   const FAR = -536870912;  // a position outside every tensor, for columns the group's matrix does not have
   fn main(index : i32) {
-    let split = index / uniforms.blocks.w;
-    var block = index % uniforms.blocks.w;
-    if (split >= uniforms.work.z) {
+    let lane = index % ${WORKGROUP_INVOCATIONS};
+    let item = index / ${WORKGROUP_INVOCATIONS} * uniforms.work.w + lane;
+    let split = item / uniforms.blocks.w;
+    var block = item % uniforms.blocks.w;
+    if (lane >= uniforms.work.w || split >= uniforms.work.z) {
       return;
     }
     let blockN = block % uniforms.blocks.y;
@@ -343,9 +345,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
   fn main(index : i32) {
-    let split = index / uniforms.blocks.w;
-    var rest = index % uniforms.blocks.w;
-    if (split >= uniforms.work.z) {
+    let lane = index % ${WORKGROUP_INVOCATIONS};
+    let item = index / ${WORKGROUP_INVOCATIONS} * uniforms.work.w + lane;
+    let split = item / uniforms.blocks.w;
+    var rest = item % uniforms.blocks.w;
+    if (lane >= uniforms.work.w || split >= uniforms.work.z) {
       return;
     }
     let G = uniforms.strides.w;

@@ -61,11 +61,23 @@ export interface WebgpuReductionPlan {
   readonly reductionRows: number;
   readonly splits: number;
   readonly rowsPerSplit: number;
-  /** Workgroups of pass 1: the splits' invocations packed one after another, split after split, in workgroups of 64. */
+  /** Workgroups of pass 1 (see workgroupsOf). */
   readonly workgroups: number;
+  /** Invocations of pass 1 that each workgroup runs (a multiple of 4, at most WORKGROUP_INVOCATIONS; the rest return). */
+  readonly invocationsPerWorkgroup: number;
 }
 
 export const WORKGROUP_INVOCATIONS = 64;
+/**
+ * Workgroups pass 1 spreads its invocations over at least (when it has 4 for each): a CPU
+ * adapter runs a workgroup on one thread, so 64 invocations in one workgroup run on one core.
+ * Two keep this machine's two SwiftShader threads busy; more, smaller workgroups cost more
+ * than they spread here (4, 8 and 16 were slower on the small depthwise layers). A CPU
+ * adapter with more threads wants as many.
+ */
+const MIN_WORKGROUPS = 2;
+/** Invocations a workgroup takes at least, and their multiple: SwiftShader runs invocations in groups of 4 lanes. */
+const MIN_WORKGROUP_SHARE = 4;
 /**
  * Columns of a block. 8 × 8 blocks (16 loads for 64 products) never finished compiling on
  * SwiftShader (its shader compiler ran past Chromium's GPU watchdog and the device was lost).
@@ -203,12 +215,19 @@ function evenBlock(size: number, max: number): number {
 }
 
 /**
- * Pass 1's workgroups with the splits' invocations packed one after another: a split of 8
- * filter planes shares a workgroup with 7 others instead of leaving 56 of its 64 invocations
- * idle (SwiftShader pays for each workgroup it starts, busy or not).
+ * Pass 1's workgroups: the splits' invocations one after another, split after split, spread
+ * evenly over the workgroups, as many a workgroup as fit (WORKGROUP_INVOCATIONS) but over at
+ * least MIN_WORKGROUPS workgroups where there are enough invocations for 4 each. Packed, a split
+ * of 8 filter planes does not leave 56 invocations of its own workgroup idle (SwiftShader pays
+ * for each workgroup it starts, busy or not); spread, 64 invocations do not all land in one
+ * workgroup, which one thread runs alone.
  */
 function workgroupsOf(blocksPerSplit: number, splits: number) {
-  return {workgroups: Math.ceil(blocksPerSplit * splits / WORKGROUP_INVOCATIONS)};
+  const invocations = blocksPerSplit * splits;
+  const workgroups = Math.max(Math.ceil(invocations / WORKGROUP_INVOCATIONS),
+                              Math.min(MIN_WORKGROUPS, Math.ceil(invocations / MIN_WORKGROUP_SHARE)));
+  const invocationsPerWorkgroup = Math.ceil(invocations / workgroups / MIN_WORKGROUP_SHARE) * MIN_WORKGROUP_SHARE;
+  return {workgroups: Math.ceil(invocations / invocationsPerWorkgroup), invocationsPerWorkgroup};
 }
 
 function split(rows: number, wanted: number, minRowsPerSplit: number) {

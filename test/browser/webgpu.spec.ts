@@ -109,6 +109,17 @@ describe('webgpu:', () => {
     expect(plan.splits).toBeGreaterThan(1);
   });
 
+  it('packs splits into shared workgroups, splits straddling two, and spreads a small problem over two workgroups', async () => {
+    // 12 filter planes × 4 splits = 48 invocations: 2 workgroups of 24, so the second split
+    // (invocations 12-23) and the third (24-35) lie in different workgroups from their neighbours.
+    const small = await checkAgainstCpu([3, 20, 20, 12], [3, 20, 20, 12], {strides: [1, 1], autoPad: 'same_upper', groups: 12, filterShape: [3, 3]});
+    expect([small.blocksPerSplit, small.splits, small.workgroups, small.invocationsPerWorkgroup]).toEqual([12, 4, 2, 24]);
+    // 4 planes a split, 40 splits: 160 invocations in 3 workgroups of 56 (14 splits each).
+    const packed = await checkAgainstCpu([8, 40, 40, 4], [8, 40, 40, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    expect([packed.blocksPerSplit, packed.splits, packed.workgroups, packed.invocationsPerWorkgroup]).toEqual([4, 40, 3, 56]);
+    expect(packed.workgroups).toBeLessThan(packed.splits);
+  });
+
   it('runs taps in blocks of 3 + 2 (width 5: a tap beyond the kernel), strided and dilated, channel multiplier 2, NCX', async () => {
     const plan = await checkAgainstCpu([2, 3, 7, 12], [2, 6, 6, 3], {strides: [1, 3], dilations: [1, 2], padsBegin: [0, 2], padsEnd: [1, 1],
                                                                       groups: 3, filterShape: [3, 5], dataFormat: 'NCX'});
