@@ -8,7 +8,8 @@
  * result line back, this side writes bench/results/webgpu.md and prints it.
  *
  * Timing is amortized (DESIGN.md §7): a run is `reps` back-to-back calls and one read-back,
- * divided by `reps`; reps is chosen from the warm-up call so a run takes ~0.3 s (at least 1).
+ * divided by `reps`; reps is chosen after the warm-up so a run takes ~0.3 s (1 to 1,000: timed
+ * from 8 back-to-back calls where one call and its read-back take under 30 ms).
  * The built-in kernels run one invocation per filter element over the whole reduction and
  * take seconds per call on SwiftShader: they get 2 runs, and the batch of a workload is
  * reduced (stated in the table) where a built-in call would pass ~0.25 GFLOP (~2 s there).
@@ -106,7 +107,7 @@ function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, input: Webg
       seconds.toFixed(0)} s. Headless ${/Chrome\/[\d.]+/.exec(page.userAgent)?.[0] ?? page.userAgent}, WebGPU adapter ${page.adapter}.`);
   out.push(`Ours and tfjs-backend-webgpu's built-in kernel on the same tensors (made by a tfjs op, so already in GPU buffers): ` +
            `1 warm-up each, then ${runs} runs of ours${variantLabel ? `, ${runs} of ours with ${variantLabel}` : ''} and ${builtInRuns} of the built-in, alternating (ours, ${variantLabel ? 'variant, ' : ''}built-in, ours, …); a run is reps back-to-back calls and one ` +
-           `read-back, divided by reps (amortized, DESIGN.md §7). Time per call: median of the runs. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time. ` +
+           `read-back, divided by reps, with reps chosen for ~0.3 s a run (at most 1,000; amortized, DESIGN.md §7). Time per call: median of the runs. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / time. ` +
            `Batch reduced from the file's where a built-in call would pass ${MAX_BUILT_IN_FLOPS / 1e9} GFLOP (it runs ~0.1 GFLOP/s here). ` +
            `SwiftShader runs WebGPU on the (shared, loaded) CPU: compare columns of one run only.\n`);
   const byName = new Map(page.workloads.map(r => [r.name, r]));

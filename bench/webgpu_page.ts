@@ -55,25 +55,36 @@ function relativeDifference(a: Float32Array, b: Float32Array): number {
   return maxRef === 0 ? maxDiff : maxDiff / maxRef;
 }
 
+/** Calls in a run at most (results are kept until the run's read-back). */
+const MAX_REPS = 1000;
+
 /** One implementation being timed: warmed up, reps chosen, runs appended by `run`. */
 interface Timed extends WebgpuImplResult {
   values: Float32Array;
   run(): Promise<void>;
 }
 
-/** Warm-up call (values kept), a second single call to choose reps for ~0.3 s a run. */
+/**
+ * Warm-up call (values kept), then reps chosen for ~0.3 s a run: from a second single call, or
+ * where that is short (its read-back, ~5 ms on SwiftShader, would be most of it) from 8
+ * back-to-back calls with one read-back.
+ */
 async function prepare(call: () => tf.Tensor): Promise<Timed> {
-  let started = performance.now();
+  const started = performance.now();
   const first = call();
   const values = (await first.data()) as Float32Array;
   first.dispose();
   const warmUpMs = performance.now() - started;
-  started = performance.now();
-  const probe = call();
-  await probe.data();
-  probe.dispose();
-  const single = performance.now() - started;
-  const reps = Math.max(1, Math.min(50, Math.round(300 / Math.max(single, 1e-3))));
+  const perCall = async (count: number) => {
+    const begun = performance.now();
+    const results = Array.from({length: count}, call);
+    await results[count - 1].data();
+    tf.dispose(results);
+    return (performance.now() - begun) / count;
+  };
+  let estimate = await perCall(1);
+  if (estimate < 30) estimate = await perCall(8);
+  const reps = Math.max(1, Math.min(MAX_REPS, Math.round(300 / Math.max(estimate, 1e-3))));
   const timed: Timed = {
     perCall: [], reps, warmUpMs, difference: null, values,
     async run() {
