@@ -38,7 +38,7 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.padBegin), diffDst.channelsPerGroup),  // padsBegin, DC
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
-    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.invocationsPerWorkgroup),  // work
+    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.invocationsPerWorkgroup),  // work: units, units a split, splits, invocations a workgroup
     // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
     plan.mode === 'taps' ?
         vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps),
@@ -86,7 +86,8 @@ const COMMON_WGSL = `
  * memory and no barrier. Per position an invocation reads its BM diffDst values and its 4 src
  * values (one per column) and adds BM × 4 products with vec4 arithmetic. Columns are ordered
  * channels inner for NXC data (a block's 4 src reads are neighbouring addresses), kernel
- * offsets inner for NCX.
+ * offsets inner for NCX. Both pass-1 programs number their invocations split after split, the
+ * first `work.w` lanes of each workgroup taking the next ones (workgroupsOf in reduction_plan.ts).
  *
  * It takes its split's positions in one of two ways (plan.rowSweep):
  *   - rows swept: per row of positions (batch × outer diffDst positions; the innermost axis,

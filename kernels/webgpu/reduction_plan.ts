@@ -71,9 +71,8 @@ export const WORKGROUP_INVOCATIONS = 64;
 /**
  * Workgroups pass 1 spreads its invocations over at least (when it has 4 for each): a CPU
  * adapter runs a workgroup on one thread, so 64 invocations in one workgroup run on one core.
- * Two keep this machine's two SwiftShader threads busy; more, smaller workgroups cost more
- * than they spread here (4, 8 and 16 were slower on the small depthwise layers). A CPU
- * adapter with more threads wants as many.
+ * Two keep this machine's two SwiftShader threads busy, and more, smaller workgroups cost more
+ * here than they spread (docs/webgpu.md); a CPU adapter with more threads wants as many.
  */
 const MIN_WORKGROUPS = 2;
 /** Invocations a workgroup takes at least, and their multiple: SwiftShader runs invocations in groups of 4 lanes. */
