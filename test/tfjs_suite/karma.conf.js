@@ -1,7 +1,9 @@
-// tfjs's own convolution tests on webgl with the drop-in gradients (and with TFJS_SUITE_BASELINE=1
-// without them too), in their own karma run (`npm run test:browser` runs it after the main suite): tfjs's test harness resets
-// the engine, disposing every backend, before and after each block. Settings are the main
-// suite's (../../karma.conf.js) but for the files and two esbuild options.
+// tfjs's own convolution tests with the drop-in gradients (and with TFJS_SUITE_BASELINE=1 without
+// them too), in their own karma runs (`npm run test:browser` runs them after the main suite): tfjs's
+// test harness resets the engine, disposing every backend, before and after each block. On webgl
+// by default; TFJS_SUITE_BROWSER_BACKEND=webgpu runs them on webgpu (browser_entry_webgpu.ts) in a
+// page of its own. Settings are the main suite's (../../karma.conf.js) but for the files and two
+// esbuild options.
 const path = require('path');
 
 const base = require('../../karma.conf.js');
@@ -17,7 +19,8 @@ const jasmineRequireShim = {
 
 module.exports = config => {
   base(config);
-  const entry = 'test/tfjs_suite/browser_entry.ts';
+  const entry = process.env.TFJS_SUITE_BROWSER_BACKEND === 'webgpu' ? 'test/tfjs_suite/browser_entry_webgpu.ts' :
+                                                                      'test/tfjs_suite/browser_entry.ts';
   config.set({
     basePath: path.resolve(__dirname, '..', '..'),
     files: [{pattern: entry, watched: false}],
