@@ -38,7 +38,7 @@ export function geometryUniforms(geometry: FilterGradientGeometry, plan: WebgpuR
     vec4(...each(axis => axis.padBegin), diffDst.channelsPerGroup),  // padsBegin, DC
     vec4(...each(axis => axis.filterStride), geometry.filterSize),  // filterSteps, filter size
     vec4(filterStrides.group, filterStrides.diffDstChannel, filterStrides.srcChannel, 0),  // filterChannels
-    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.invocationsPerWorkgroup),  // work: units, units a split, splits, invocations a workgroup
+    vec4(plan.reductionRows, plan.rowsPerSplit, plan.splits, plan.invocationsPerWorkgroup),  // work
     // blocks: per group down and across (taps: blocks of kernel rows and of taps along the innermost kernel axis), all of one split
     plan.mode === 'taps' ?
         vec4(Math.ceil(axes[1].kernelSize / plan.tapRows), Math.ceil(axes[2].kernelSize / plan.taps),
@@ -86,8 +86,7 @@ const COMMON_WGSL = `
  * memory and no barrier. Per position an invocation reads its BM diffDst values and its 4 src
  * values (one per column) and adds BM × 4 products with vec4 arithmetic. Columns are ordered
  * channels inner for NXC data (a block's 4 src reads are neighbouring addresses), kernel
- * offsets inner for NCX. Both pass-1 programs number their invocations split after split, the
- * first `work.w` lanes of each workgroup taking the next ones (workgroupsOf in reduction_plan.ts).
+ * offsets inner for NCX.
  *
  * It takes its split's positions in one of two ways (plan.rowSweep):
  *   - rows swept: per row of positions (batch × outer diffDst positions; the innermost axis,
@@ -308,7 +307,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroups, 1, 1];
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}`;
+        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}`;
   }
 
   getUserCode(): string {
@@ -340,8 +339,50 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         outputRows.flatMap(p => kernelRows.flatMap(r => taps.map(t => f(p, r, t)))).join(separator);
     const windows = (f: (q: number, t: number) => string, tapList: number[], separator = '\n          ') =>
         srcRows.flatMap(q => tapList.map(t => f(q, t))).join(separator);
+    // One pass over a unit's positions [firstX, end). A read outside src or past the last row
+    // reads element 0 instead (an index select); `tested`, every product is then selected by its
+    // row's and tap's masks, and untested, such a read is set to 0 and every product added.
+    const unitPass = (end: string, tested: boolean) => `{
+      var s = srcRow + firstX * srcStep;
+      var d = diffDstRow + firstX * diffDstStep;
+      ${windows((q, t) => windowRead(q, t, `inSrcRow${q} & (firstX >= insideFirst${t}) & (firstX < insideEnd${t})`, tested),
+                taps.slice(0, T - m), '\n      ')}
+      for (var px = firstX; px < ${end}; px = px + 1) {
+        ${outputRows.map(p => tested ? `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));` :
+                                       `let a${p} = select(${zero}, diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p})), validOut${p});`).join('\n        ')}
+        ${taps.map(t => `let inTap${t} = (px >= insideFirst${t}) & (px < insideEnd${t});`).join('\n        ')}
+        ${windows((q, t) => windowRead(q, t, `inSrcRow${q} & inTap${t}`, tested), taps.slice(T - m), '\n        ')}
+        ${products((p, r, t) => tested ? `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${windowRow(p, r)}_${t}, inRow${p}_${r} & inTap${t});` :
+                                         `sum${r}_${t} = sum${r}_${t} + a${p} * window${windowRow(p, r)}_${t};`, '\n        ')}
+        ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m), '\n        ')}
+        s = s + srcStep;
+        d = d + diffDstStep;
+      }
+    }`;
+    // The split's units, each product tested or not (see unitPass), up to unit `end`.
+    const unitLoop = (end: string, tested: boolean) => `for (var row = rowStart; row < ${end}; row = row + 1) {
+      let py = (row % uniforms.blocks.z) * ${P};
+      let rows = row / uniforms.blocks.z;
+      let pz = rows % uniforms.diffDstSpatial.x;
+      let n = rows / uniforms.diffDstSpatial.x;
+      let z = pz * uniforms.strides.x + zOffset;
+      let y = py * uniforms.strides.y + yOffset;
+      ${outputRows.map(p => `let validOut${p} = py + ${p} < uniforms.diffDstSpatial.y;`).join('\n      ')}
+      ${srcRows.map(q => `let inSrcRow${q} = (y + ${rowOffset(q)} >= 0) & (y + ${rowOffset(q)} < uniforms.srcSpatial.y);`).join('\n      ')}
+      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} & validRow${r} & inSrcRow${windowRow(p, r)};`)).join('\n      ')}
+      if (z < 0 || z >= uniforms.srcSpatial.x || !(${outputRows.flatMap(p => kernelRows.map(r => `inRow${p}_${r}`)).join(' || ')})) {
+        continue;
+      }
+      let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
+      let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
+      ${unitPass('endX', tested)}
+    }`;
+    const windowRead = (q: number, t: number, inside: string, tested: boolean) => tested ?
+        `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, ${inside})];` :
+        `window${q}_${t} = select(0.0, src[select(0, s + rowTap${q} + tap${t}, ${inside})], ${inside});`;
     return `
   ${COMMON_WGSL}
+  const MAX_FINITE = 3.4028234e38;
   fn diffDstValues(i : i32) -> ${V} {
     return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
@@ -392,35 +433,14 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    for (var row = rowStart; row < rowEnd; row = row + 1) {
-      let py = (row % uniforms.blocks.z) * ${P};
-      let rows = row / uniforms.blocks.z;
-      let pz = rows % uniforms.diffDstSpatial.x;
-      let n = rows / uniforms.diffDstSpatial.x;
-      let z = pz * uniforms.strides.x + zOffset;
-      let y = py * uniforms.strides.y + yOffset;
-      ${outputRows.map(p => `let validOut${p} = py + ${p} < uniforms.diffDstSpatial.y;`).join('\n      ')}
-      ${srcRows.map(q => `let inSrcRow${q} = (y + ${rowOffset(q)} >= 0) & (y + ${rowOffset(q)} < uniforms.srcSpatial.y);`).join('\n      ')}
-      ${outputRows.flatMap(p => kernelRows.map(r => `let inRow${p}_${r} = validOut${p} & validRow${r} & inSrcRow${windowRow(p, r)};`)).join('\n      ')}
-      if (z < 0 || z >= uniforms.srcSpatial.x || !(${outputRows.flatMap(p => kernelRows.map(r => `inRow${p}_${r}`)).join(' || ')})) {
-        continue;
-      }
-      let srcRow = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + y * uniforms.srcSteps.y + srcChannel;
-      let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      var s = srcRow + firstX * srcStep;
-      var d = diffDstRow + firstX * diffDstStep;
-      ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & (firstX >= insideFirst${t}) & (firstX < insideEnd${t}))];`,
-                taps.slice(0, T - m), '\n      ')}
-      for (var px = firstX; px < endX; px = px + 1) {
-        ${outputRows.map(p => `let a${p} = diffDstValues(select(0, d + ${p} * diffDstRowStep, validOut${p}));`).join('\n        ')}
-        ${taps.map(t => `let inTap${t} = (px >= insideFirst${t}) & (px < insideEnd${t});`).join('\n        ')}
-        ${windows((q, t) => `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, inSrcRow${q} & inTap${t})];`, taps.slice(T - m), '\n        ')}
-        ${products((p, r, t) => `sum${r}_${t} = sum${r}_${t} + select(${zero}, a${p} * window${windowRow(p, r)}_${t}, inRow${p}_${r} & inTap${t});`, '\n        ')}
-        ${windows((q, t) => `window${q}_${t} = window${q}_${t + m};`, taps.slice(0, T - m), '\n        ')}
-        s = s + srcStep;
-        d = d + diffDstStep;
-      }
-    }
+    ${this.plan.unmaskedFirst ? `${unitLoop('rowEnd', false)}
+    // Pads and rows past the image added a · 0: exact unless a factor was ±Inf or NaN, which
+    // leaves a sum non-finite (as does a large finite sum that overflowed): then the split runs
+    // again, each product tested.
+    let check = ${each((r, t) => `sum${r}_${t}`, ' + ')};
+    let redo = !${L === 1 ? '(abs(check) <= MAX_FINITE)' : `all(abs(check) <= ${V}(MAX_FINITE))`};
+    ${each((r, t) => `sum${r}_${t} = select(sum${r}_${t}, ${zero}, redo);`, '\n    ')}
+    ${unitLoop('select(rowStart, rowEnd, redo)', true)}` : unitLoop('rowEnd', true)}
     let filterPlane = split * uniforms.filterSteps.w + g * uniforms.filterChannels.x + dc * uniforms.filterChannels.y +
         sc * uniforms.filterChannels.z + kz * uniforms.filterSteps.x;
     ${each((r, t) => `if (validRow${r} && valid${t}) {

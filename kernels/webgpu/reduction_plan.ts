@@ -51,6 +51,15 @@ export interface WebgpuReductionPlan {
    * sums are vecL, its src window scalars.
    */
   readonly tapLanes: number;
+  /**
+   * 'taps': the products run unmasked first (a value outside src or past the last row set to
+   * 0, every product added) and the split runs again with every product masked only when a sum
+   * came out non-finite (see FilterGradientTapsProgram). Where the window slides by one tap
+   * (m = 1) or L > 1, a position reads few window values for its products and dropping the
+   * products' masks saves more than the reads' value masks and the check cost; at m ≥ 2 with
+   * one channel it does not.
+   */
+  readonly unmaskedFirst: boolean;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
   /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
@@ -112,6 +121,8 @@ const LANE_TAP_OUTPUT_ROWS = 2;
 const MAX_SHARED_ROW_STEP = 2;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
+/** Tuning flag: 1 (the default) lets 'taps' run its products unmasked first where the plan chooses to (unmaskedFirst); 0 never does. */
+export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST';
 /** Tuning flag: 1 (the default) runs layers with a kernel window as 'taps' over 4 diffDst channels; 0 keeps them in 'blocks'. */
 export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS';
 /**
@@ -187,7 +198,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, unmaskedFirst: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
@@ -204,7 +215,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
   return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
-          rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes, unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1), blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           ...workgroupsOf(blocksPerSplit, splits)};
 }
 

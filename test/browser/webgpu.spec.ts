@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
-import {BLOCK_COLUMNS, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
+import {BLOCK_COLUMNS, CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
 import golden from '../golden/golden.json';
 import {runCaseEverywhereAsync} from '../helpers/run_case';
@@ -107,6 +107,79 @@ describe('webgpu:', () => {
     expect(plan.mode).toBe('taps');
     expect(plan.taps).toBe(3);
     expect(plan.splits).toBeGreaterThan(1);
+  });
+
+  /** Each element equal where either side is NaN or ±Inf (NaN to NaN), within atol 1e-3 · rtol 1e-4 elsewhere. */
+  function expectSpecialsExact(actual: ArrayLike<number>, expected: ArrayLike<number>, context: string) {
+    for (let i = 0; i < expected.length; i++) {
+      const a = actual[i];
+      const e = expected[i];
+      const same = Number.isFinite(e) && Number.isFinite(a) ? Math.abs(a - e) <= 1e-3 + 1e-4 * Math.abs(e) :
+                                                               Object.is(a, e) || (Number.isNaN(a) && Number.isNaN(e));
+      if (!same) {
+        fail(`${context}: element ${i} is ${a}, expected ${e}`);
+        return;
+      }
+    }
+  }
+
+  /** The filter gradient on webgpu with the unmasked-first flag at `unmaskedFirst`, its plan, and the cpu loops' result. */
+  async function runWithSpecials(inputShape: number[], outputDeltaShape: number[], attrs: Record<string, unknown>,
+                                 specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}, unmaskedFirst: number) {
+    const op = 'ConvolutionBackpropFilters';
+    const geometry = computeGeometry(
+        op, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+    const inputValues = seededValues(size(inputShape), 7);
+    const outputDeltaValues = seededValues(size(outputDeltaShape), 8);
+    for (const [i, v] of specials.input ?? []) inputValues[i] = v;
+    for (const [i, v] of specials.outputDelta ?? []) outputDeltaValues[i] = v;
+    const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+    const input = madeByOp(inputValues, inputShape);
+    const outputDelta = madeByOp(outputDeltaValues, outputDeltaShape);
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, unmaskedFirst);
+    try {
+      const result = convolutionBackpropFilters(input, outputDelta, attrs as never);
+      const actual = await result.data() as Float32Array;
+      result.dispose();
+      return {actual, expected, plan: planWebgpuReduction(geometry)};
+    } finally {
+      tf.env().set(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1);
+      tf.dispose([input, outputDelta]);
+    }
+  }
+
+  it('runs products unmasked first, and again masked where a sum is not finite: ±Inf and NaN beside the pads, past the last rows, overflow', async () => {
+    // Depthwise 3×3 (one channel an invocation, window sliding one tap) over 9 rows: units of 4
+    // rows, the last reaching 3 rows past the image; dense 3×3 with 8 diffDst channels (4 an
+    // invocation). Specials where the unmasked pass would multiply them by a pad's 0: diffDst at
+    // a corner and at the last position, src in the last row (read for the rows past the image),
+    // and finite values whose sum overflows.
+    const depthwise = {shapes: [[2, 9, 7, 4], [2, 9, 7, 4]], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}};
+    const dense = {shapes: [[2, 6, 6, 3], [2, 6, 6, 8]], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}};
+    const cases = [
+      {name: 'depthwise, Inf and NaN in diffDst', ...depthwise, specials: {outputDelta: [[0, Infinity], [9 * 7 * 4 * 2 - 3, NaN]] as Array<[number, number]>}},
+      {name: 'depthwise, -Inf in src\'s last row', ...depthwise, specials: {input: [[(8 * 7 + 3) * 4 + 2, -Infinity]] as Array<[number, number]>}},
+      {name: 'depthwise, an overflowing sum', ...depthwise, specials: {outputDelta: [[4 * 7 * 4 + 8, 3e38], [4 * 7 * 4 + 12, 3e38]] as Array<[number, number]>,
+                                                                       input: [[4 * 7 * 4 + 8, 1e10], [4 * 7 * 4 + 12, 1e10]] as Array<[number, number]>}},
+      {name: 'dense, -Inf in diffDst at a corner', ...dense, specials: {outputDelta: [[5 * 8, -Infinity]] as Array<[number, number]>}},
+    ];
+    for (const c of cases) {
+      const first = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, c.specials, 1);
+      expect(first.plan.unmaskedFirst).withContext(c.name).toBe(true);
+      expectSpecialsExact(first.actual, first.expected, `${c.name}, unmasked first`);
+      const masked = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, c.specials, 0);
+      expect(masked.plan.unmaskedFirst).withContext(c.name).toBe(false);
+      expectSpecialsExact(masked.actual, masked.expected, `${c.name}, masked`);
+    }
+    // Without specials the unmasked pass adds only ±0 for pads: bit for bit the masked result.
+    for (const c of [depthwise, dense]) {
+      const first = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, {}, 1);
+      const masked = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, {}, 0);
+      expect(Array.from(first.actual)).toEqual(Array.from(masked.actual));
+    }
+    // Stride 2 with one channel keeps the masked pass.
+    expect(planWebgpuReduction(computeGeometry('ConvolutionBackpropFilters', {input: {shape: [1, 8, 8, 4], dtype: 'float32'},
+        outputDelta: {shape: [1, 4, 4, 4], dtype: 'float32'}}, {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]})).unmaskedFirst).toBe(false);
   });
 
   it('packs splits into shared workgroups, splits straddling two, and spreads a small problem over two workgroups', async () => {
