@@ -281,18 +281,26 @@ ${store}`;
  * position reads (its src rows) · m new src values and P diffDst values for P · R · T products (10
  * reads for 36 at 3 × 3, stride 1). Each tap's inside range along the row is solved once per
  * invocation and each src row's once per unit; a window value outside src (a pad, a tap beyond
- * the kernel) is read from element 0 instead (an index select, no branch) and its products are
- * skipped (a select, not a multiplication by zero), as the definition does, so NaN and ±Inf stay
- * exact. One loop body serves the whole row, ends and rows that reach into the pads included:
+ * the kernel) is read from element 0 instead (an index select, no branch). Masked, its products
+ * are skipped (a select, not a multiplication by zero), as the definition does, so NaN and ±Inf
+ * stay exact. Unmasked first (WebgpuReductionPlan.unmaskedFirst), such a value and a diffDst
+ * value past the last row are set to 0 and every product is added: a · 0 adds ±0, which leaves a
+ * sum as it was, unless a factor is ±Inf or NaN, which leaves the sum non-finite; so when every
+ * sum is finite it is the masked one bit for bit, and otherwise the split runs again masked. The
+ * re-run is a second loop over the split's units, not a branch per unit: SwiftShader runs the
+ * body of every `if` and the first iteration of every loop whatever the lanes' conditions (the
+ * lanes it masks off still execute), so a re-run per unit would cost a unit each time, and one
+ * per split costs one. One loop body serves the whole row, ends and rows that reach into the pads included:
  * on SwiftShader a load costs far more than the tests and selects, so the window's reads are
  * what counts, and a second, unmasked body for the middle of the row only makes the shader
  * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
  * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
  * copy of the loop per combination (14 s to compile the 3 × 3 shader; larger ones did not finish).
  *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>` (plus
- * tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1) and L are
- * baked in; sizes, strides, dilations, pads, groups, layouts and the split are uniforms.
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_unmaskedFirst]`
+ * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L and
+ * the unmasked first pass are baked in; sizes, strides, dilations, pads, groups, layouts and the
+ * split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
