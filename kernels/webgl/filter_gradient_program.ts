@@ -43,9 +43,14 @@ export function tensorUniforms(
   const elementStrides = [tensor.batchStride, tensor.channelStride, ...spatialStrides];
   const lastAxis = dataFormat === 'NXC' ? 1 : 4;
   // Blocks of an odd number of rows, each padded to an even one (see PackedTexture.blockRows):
-  // the axes that step whole blocks step padded ones.
+  // the axes that step whole blocks step padded ones. The innermost spatial axis of channels-last
+  // data steps one position within a block, also where a block is a single position (a row of
+  // width 1): the row sweeps count a row's view rows with it.
   const padded = (rows: number) => blockRows % 2 === 1 && rows >= blockRows ? rows / blockRows * (blockRows + 1) : rows;
-  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 : padded(stride / columns));
+  const innermost = elementStrides.length - 1;
+  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 :
+                                                          dataFormat === 'NXC' && axis === innermost ? stride / columns :
+                                                                                                       padded(stride / columns));
   const columnStrides = elementStrides.map((_, axis) => axis === lastAxis ? 1 : 0);
   return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
 }

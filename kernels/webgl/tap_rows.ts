@@ -22,6 +22,8 @@ export interface TapRows {
   readonly diffDstCursors: string;
   /** GLSL of one step over positions (pw, pw + 1): tested at the ends of a row, or not. */
   step(tested: boolean): string;
+  /** Every row's steps are whole and untested (see wholeRowSteps): tapRowsLoop runs the untested loop alone. */
+  readonly wholeRows?: boolean;
 }
 
 /**
@@ -85,13 +87,14 @@ ${rowStart(rows)}
           // would take a division per read.${rows.diffDstCursors}
           ivec2 srcAt = srcTexelOf(texelRow, srcCol);
           ${readStepTexels(rows, true)}
-          int testedEnd = min(middleFirst, diffDstSize.z);
+${rows.wholeRows ? `          for (; pw < diffDstSize.z; pw += 2) {${rows.step(false)}
+          }` : `          int testedEnd = min(middleFirst, diffDstSize.z);
           for (; pw < testedEnd; pw += 2) {${rows.step(true)}
           }
           for (; pw < middleEnd; pw += 2) {${rows.step(false)}
           }
           for (; pw < diffDstSize.z; pw += 2) {${rows.step(true)}
-          }
+          }`}
         }`;
 }
 
@@ -171,6 +174,21 @@ export function planSegments(geometry: FilterGradientGeometry, paddedBlocks: boo
     return null;
   }
   return {continuous: srcRowPitch === w.stride * w.diffDstSize};
+}
+
+/**
+ * Whether every diffDst row of a channels-last problem is whole steps (texels of two positions)
+ * whose taps all lie inside src: an even number of positions, diffDst's rows not in padded blocks,
+ * no pad before the row and the last position's last tap inside src. Then the programs leave out
+ * the code for a row's tested ends (tapRowsLoop's tested loops; wide tiles' half-texel steps at
+ * a row's start and end), which would run no step but still cost one: SwiftShader runs the body
+ * of every `if` and the first iteration of every loop for the lanes it has masked off, reads
+ * included.
+ */
+export function wholeRowSteps(geometry: FilterGradientGeometry, diffDst: Pick<PackedTexture, 'blockRows'>): boolean {
+  const w = spatialAxesAs3d(geometry.axes)[2];
+  return diffDst.blockRows === 0 && w.diffDstSize % 2 === 0 && w.padBegin === 0 &&
+      (w.diffDstSize - 1) * w.stride + (w.kernelSize - 1) * w.dilation <= w.srcSize - 1;
 }
 
 /** The integer uniforms of a tap-rows program: kernel size, geometryUniforms and `sizes`. */

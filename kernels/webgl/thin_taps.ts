@@ -3,7 +3,7 @@ import {ArrangeTargetsProgram} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms} from './tap_rows';
+import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
@@ -151,7 +151,7 @@ ${TAP_ROWS_FUNCTIONS}
         int kernelRow = kernelBlock / sizes.z;
         int diffDstChannel = ${2 * pairs} * pairBlock;${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
-${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step,
+${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows: wholeRowSteps(geometry, textures.diffDst),
                  diffDstCursors: pairIndices.map(j => `
           ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')})}
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}

@@ -5,7 +5,7 @@ import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
-        tapSegmentsLoop} from './tap_rows';
+        tapSegmentsLoop, wholeRowSteps} from './tap_rows';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -173,7 +173,8 @@ ${TAP_ROWS_FUNCTIONS}
         int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
 ${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuous) : tapRowsLoop(rows))({
-    stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step, diffDstCursors: `
+    stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step,
+    wholeRows: wholeRowSteps(geometry, textures.diffDst), diffDstCursors: `
           ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }

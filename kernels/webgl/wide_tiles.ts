@@ -4,6 +4,7 @@ import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} fr
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
+import {wholeRowSteps} from './tap_rows';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
@@ -148,6 +149,8 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   // At stride 1 along the row a step's two src positions lie in one texel or two neighbours,
   // the second being the next step's first: one new src texel a pair a step, carried over.
   const slides = w.stride === 1;
+  // Rows of whole steps, every tap inside (wholeRowSteps): no half-texel step at a row's start or end.
+  const evenRows = wholeRowSteps(geometry, textures.diffDst);
   const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
@@ -193,14 +196,14 @@ ${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
           int rowA = srcRow + (texelRow - diffDstRow) * srcRowStep;
           bool oddA = isOdd(rowA);
           bool oddB = isOdd(rowA + srcRowStep);
-          if (texelRow < diffDstRow) {  // the row starts at the texel's second position
+${evenRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at the texel's second position
             if (diffDstRow < rowEnd) {${readDiffDst('texelRow')}${readSrc('rowA + srcRowStep', 'b', 'oddB')}${
       accumulate(null, i => `b${i}`)}
             }
             texelRow += 2;
             rowA += 2 * srcRowStep;
           }
-${diffDstLoop.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
+`}${diffDstLoop.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
           vec4 current${i} = readSrc(rowA, srcCol + ${2 * i});`).join('')}${nextSrc.map(b => b.setup).join('')}
           for (; texelRow + 1 < rowEnd; texelRow += 2) {${diffDstLoop.map((y, j) => y.read(`y${j}`, 'texelRow')).join('')}${
       srcIs.map(i => `${nextSrc[i].read(`next${i}`, 'rowA + 2')}
@@ -216,10 +219,10 @@ ${diffDstLoop.map(y => y.setup).join('')}${slides ? `${srcIs.map(i => `
             b${i} = oddB ? b${i}.zzww : b${i}.xxyy;`).join('')}${accumulate(i => `a${i}`, i => `b${i}`)}
             rowA += 2 * srcRowStep;
           }
-`}          if (texelRow < rowEnd) {  // the row ends at the texel's first position
+`}${evenRows ? '' : `          if (texelRow < rowEnd) {  // the row ends at the texel's first position
             ${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${accumulate(i => `a${i}`, null)}
           }
-        }
+`}        }
 `;
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}

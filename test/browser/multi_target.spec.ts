@@ -26,6 +26,7 @@ import {
   computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters,
 } from '../../kernels/index';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
+import {wholeRowSteps} from '../../kernels/webgl/tap_rows';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
 import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
@@ -37,6 +38,8 @@ interface Problem {
   attrs: ConvolutionBackpropFiltersAttrs;
   /** Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked when given. */
   segments?: 'continuous' | 'row starts' | 'rows';
+  /** Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the shader); checked when given. */
+  wholeRows?: boolean;
 }
 
 const PROBLEMS: Problem[] = [
@@ -97,6 +100,16 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}},
   {name: 'one src channel 3-D', input: [1, 4, 5, 6, 1], outputDelta: [1, 4, 5, 6, 4],
     attrs: {strides: [1, 1, 1], autoPad: 'same_lower', filterShape: [2, 3, 3]}},
+  {name: 'one src channel 5×5 valid, even width (whole rows: no tested ends)', input: [2, 10, 12, 1], outputDelta: [2, 6, 8, 8],
+   attrs: {strides: [1, 1], autoPad: 'valid', filterShape: [5, 5]}, wholeRows: true},
+  {name: 'one src channel 5×5 valid, odd width (tested ends)', input: [2, 10, 11, 1], outputDelta: [2, 6, 7, 8],
+   attrs: {strides: [1, 1], autoPad: 'valid', filterShape: [5, 5]}, wholeRows: false},
+  {name: 'dense 3×3 valid, even width, 8→8 (whole rows: no half-texel steps)', input: [2, 7, 10, 8], outputDelta: [2, 5, 8, 8],
+   attrs: {strides: [1, 1], autoPad: 'valid', filterShape: [3, 3]}, wholeRows: true},
+  {name: 'dense 3×3 valid, stride 2, even width, the last src column unread', input: [1, 9, 10, 4], outputDelta: [1, 4, 4, 8],
+   attrs: {strides: [2, 2], autoPad: 'valid', filterShape: [3, 3]}, wholeRows: true},
+  {name: 'depthwise 3×3 valid, rows of 10 one by one (whole rows)', input: [2, 5, 12, 4], outputDelta: [2, 3, 10, 4],
+   attrs: {strides: [1, 1], autoPad: 'valid', groups: 4, filterShape: [3, 3]}, segments: 'rows', wholeRows: true},
   {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
     attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
@@ -128,6 +141,9 @@ for (const environment of ENVIRONMENTS) {
         const maxTextureSize = tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
         expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize, false) ??
                planThinTaps(geometry, 8, maxTextureSize)).not.toBeNull();
+        if (problem.wholeRows !== undefined) {
+          expect(wholeRowSteps(geometry, {blockRows: 0})).withContext('whole rows').toBe(problem.wholeRows);
+        }
         if (problem.segments !== undefined) {
           const segments = planWideTaps(geometry, 8, maxTextureSize, false)?.segments;
           expect(segments == null ? 'rows' : segments.continuous ? 'continuous' : 'row starts').withContext('rows in segments')
@@ -194,6 +210,36 @@ for (const environment of ENVIRONMENTS) {
         // The taps that never read a non-finite value inside the image come out finite: of each
         // channel's 9, 5 for a value at a corner (channels 0, 1), 3 at the middle of an edge.
         expect(finite).toBe(16);
+        tf.dispose([input, outputDelta, result]);
+      });
+
+      it('keeps a NaN in src out of the taps that do not read it where diffDst rows are one position, packed in blocks of one row', () => {
+        // The transposed op's diffDst (its input, made by a packed op) has rows of width 1, which
+        // tfjs packs in blocks of one row, each padded to two; a row sweep that counted the row's
+        // one position as two view rows multiplied the pad row by src's next position (fuzz seed
+        // 61, problem 236).
+        const attrs = {strides: [1], autoPad: 'valid' as const, filterShape: [2]};
+        const inputShape = [2, 1, 5];
+        const outputDeltaShape = [2, 2, 3];
+        const geometry = computeGeometry('ConvTransposeBackpropFilters',
+            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+        expect(planWideTiles(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'))).not.toBeNull();
+        const inputValues = seededValues(size(inputShape), 13);
+        const outputDeltaValues = seededValues(size(outputDeltaShape), 14);
+        outputDeltaValues[3] = NaN;        // image 0, position 1, channel 0: only tap 1 reads it
+        outputDeltaValues[6 + 5] = -Infinity;  // image 1, position 1, channel 2
+        const expected = computeFilterGradient(geometry, outputDeltaValues, inputValues);
+        const input = place(inputValues, inputShape);
+        const outputDelta = place(outputDeltaValues, outputDeltaShape);
+        const result = convTransposeBackpropFilters(input, outputDelta, attrs);
+        const actual = result.dataSync();
+        for (let i = 0; i < expected.length; i++) {
+          if (Number.isFinite(expected[i])) {
+            expect(Math.abs(actual[i] - expected[i])).withContext(`element ${i}`).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(expected[i]));
+          } else {
+            expect(actual[i]).withContext(`element ${i}`).toEqual(expected[i]);
+          }
+        }
         tf.dispose([input, outputDelta, result]);
       });
 
