@@ -150,7 +150,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   // the second being the next step's first: one new src texel a pair a step, carried over.
   const slides = w.stride === 1;
   // Rows of whole steps, every tap inside (wholeRowSteps): no half-texel step at a row's start or end.
-  const evenRows = wholeRowSteps(geometry, textures.diffDst);
+  const wholeRows = wholeRowSteps(geometry, textures.diffDst);
   const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
@@ -196,7 +196,7 @@ ${splitRowsLoop('sizes.z', 'sizes.z', 'sizes.w')}
           int rowA = srcRow + (texelRow - diffDstRow) * srcRowStep;
           bool oddA = isOdd(rowA);
           bool oddB = isOdd(rowA + srcRowStep);
-${evenRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at the texel's second position
+${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at the texel's second position
             if (diffDstRow < rowEnd) {${readDiffDst('texelRow')}${readSrc('rowA + srcRowStep', 'b', 'oddB')}${
       accumulate(null, i => `b${i}`)}
             }
@@ -219,7 +219,7 @@ ${evenRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at 
             b${i} = oddB ? b${i}.zzww : b${i}.xxyy;`).join('')}${accumulate(i => `a${i}`, i => `b${i}`)}
             rowA += 2 * srcRowStep;
           }
-`}${evenRows ? '' : `          if (texelRow < rowEnd) {  // the row ends at the texel's first position
+`}${wholeRows ? '' : `          if (texelRow < rowEnd) {  // the row ends at the texel's first position
             ${readDiffDst('texelRow')}${readSrc('rowA', 'a', 'oddA')}${accumulate(i => `a${i}`, null)}
           }
 `}        }

@@ -289,8 +289,8 @@ ${store}`;
  * sum is finite it is the masked one bit for bit, and otherwise the split runs again masked. The
  * re-run is a second loop over the split's units, not a branch per unit: SwiftShader runs the
  * body of every `if` and the first iteration of every loop whatever the lanes' conditions (the
- * lanes it masks off still execute), so a re-run per unit would cost a unit each time, and one
- * per split costs one. One loop body serves the whole row, ends and rows that reach into the pads included:
+ * lanes it masks off still execute), so a re-run per unit would cost every unit a masked
+ * position and set-up, where one per split costs that once. One loop body serves the whole row, ends and rows that reach into the pads included:
  * on SwiftShader a load costs far more than the tests and selects, so the window's reads are
  * what counts, and a second, unmasked body for the middle of the row only makes the shader
  * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
@@ -347,6 +347,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
         outputRows.flatMap(p => kernelRows.flatMap(r => taps.map(t => f(p, r, t)))).join(separator);
     const windows = (f: (q: number, t: number) => string, tapList: number[], separator = '\n          ') =>
         srcRows.flatMap(q => tapList.map(t => f(q, t))).join(separator);
+    // A window value read where `inside` holds; elsewhere element 0 is read instead, and set to 0
+    // where products run untested.
+    const windowRead = (q: number, t: number, inside: string, tested: boolean) => tested ?
+        `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, ${inside})];` :
+        `window${q}_${t} = select(0.0, src[select(0, s + rowTap${q} + tap${t}, ${inside})], ${inside});`;
     // One pass over a unit's positions [firstX, end). A read outside src or past the last row
     // reads element 0 instead (an index select); `tested`, every product is then selected by its
     // row's and tap's masks, and untested, such a read is set to 0 and every product added.
@@ -385,12 +390,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
       ${unitPass('endX', tested)}
     }`;
-    const windowRead = (q: number, t: number, inside: string, tested: boolean) => tested ?
-        `window${q}_${t} = src[select(0, s + rowTap${q} + tap${t}, ${inside})];` :
-        `window${q}_${t} = select(0.0, src[select(0, s + rowTap${q} + tap${t}, ${inside})], ${inside});`;
     return `
   ${COMMON_WGSL}
-  const MAX_FINITE = 3.4028234e38;
+  const MAX_FINITE = 3.4028234e38;  // just under f32's largest: a sum at the largest re-runs, which is only slower
   fn diffDstValues(i : i32) -> ${V} {
     return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }

@@ -27,6 +27,7 @@ import {
 } from '../../kernels/index';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {wholeRowSteps} from '../../kernels/webgl/tap_rows';
+import {compareWithReference} from '../fuzz/runner';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
 import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
@@ -232,14 +233,7 @@ for (const environment of ENVIRONMENTS) {
         const input = place(inputValues, inputShape);
         const outputDelta = place(outputDeltaValues, outputDeltaShape);
         const result = convTransposeBackpropFilters(input, outputDelta, attrs);
-        const actual = result.dataSync();
-        for (let i = 0; i < expected.length; i++) {
-          if (Number.isFinite(expected[i])) {
-            expect(Math.abs(actual[i] - expected[i])).withContext(`element ${i}`).toBeLessThanOrEqual(1e-4 + 1e-4 * Math.abs(expected[i]));
-          } else {
-            expect(actual[i]).withContext(`element ${i}`).toEqual(expected[i]);
-          }
-        }
+        expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
         tf.dispose([input, outputDelta, result]);
       });
 

@@ -10,6 +10,7 @@ import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
 import {BLOCK_COLUMNS, CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
+import {compareWithReference} from '../fuzz/runner';
 import golden from '../golden/golden.json';
 import {runCaseEverywhereAsync} from '../helpers/run_case';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
@@ -109,20 +110,6 @@ describe('webgpu:', () => {
     expect(plan.splits).toBeGreaterThan(1);
   });
 
-  /** Each element equal where either side is NaN or ±Inf (NaN to NaN), within atol 1e-3 · rtol 1e-4 elsewhere. */
-  function expectSpecialsExact(actual: ArrayLike<number>, expected: ArrayLike<number>, context: string) {
-    for (let i = 0; i < expected.length; i++) {
-      const a = actual[i];
-      const e = expected[i];
-      const same = Number.isFinite(e) && Number.isFinite(a) ? Math.abs(a - e) <= 1e-3 + 1e-4 * Math.abs(e) :
-                                                               Object.is(a, e) || (Number.isNaN(a) && Number.isNaN(e));
-      if (!same) {
-        fail(`${context}: element ${i} is ${a}, expected ${e}`);
-        return;
-      }
-    }
-  }
-
   /** The filter gradient on webgpu with the unmasked-first flag at `unmaskedFirst`, its plan, and the cpu loops' result. */
   async function runWithSpecials(inputShape: number[], outputDeltaShape: number[], attrs: Record<string, unknown>,
                                  specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}, unmaskedFirst: number) {
@@ -166,10 +153,10 @@ describe('webgpu:', () => {
     for (const c of cases) {
       const first = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, c.specials, 1);
       expect(first.plan.unmaskedFirst).withContext(c.name).toBe(true);
-      expectSpecialsExact(first.actual, first.expected, `${c.name}, unmasked first`);
+      expect(compareWithReference(first.actual, first.expected, 1e-3, 1e-4)).withContext(`${c.name}, unmasked first`).toBeUndefined();
       const masked = await runWithSpecials(c.shapes[0], c.shapes[1], c.attrs, c.specials, 0);
       expect(masked.plan.unmaskedFirst).withContext(c.name).toBe(false);
-      expectSpecialsExact(masked.actual, masked.expected, `${c.name}, masked`);
+      expect(compareWithReference(masked.actual, masked.expected, 1e-3, 1e-4)).withContext(`${c.name}, masked`).toBeUndefined();
     }
     // Without specials the unmasked pass adds only ±0 for pads: bit for bit the masked result.
     for (const c of [depthwise, dense]) {
