@@ -297,9 +297,9 @@ ${store}`;
  * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
  * copy of the loop per combination (14 s to compile the 3 × 3 shader; larger ones did not finish).
  *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_unmaskedFirst]`
- * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L and
- * the unmasked first pass are baked in; sizes, strides, dilations, pads, groups, layouts and the
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
+ * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L, the
+ * vec4 diffDst binding and the unmasked first pass are baked in; sizes, strides, dilations, pads, groups, layouts and the
  * split are uniforms.
  */
 export class FilterGradientTapsProgram implements WebGPUProgram {
@@ -311,11 +311,18 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly outputShape: number[];
   shaderKey: string;
 
+  /** diffDst bound as vec4s where the plan reads it so (src stays f32s). */
+  readonly variableComponents?: number[];
+
   constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroups, 1, 1];
+    if (plan.diffDstComponents > 1) {
+      this.variableComponents = [1, plan.diffDstComponents];
+    }
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}`;
+        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
+        plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}`;
   }
 
   getUserCode(): string {
@@ -324,7 +331,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     const P = this.plan.outputRows;
     const m = this.plan.tapShift;
     // A diffDst value, a sum and a product hold the invocation's L neighbouring diffDst channels
-    // (f32 for one, vecL for several, read from L neighbouring elements); src values are scalars.
+    // (f32 for one, vecL for several: one vec4 read, element index / 4, where diffDst is bound as
+    // vec4s, else L reads of neighbouring elements); src values are scalars.
     const L = this.plan.tapLanes;
     const lanes = [...Array(L).keys()];
     const V = L === 1 ? 'f32' : `vec${L}<f32>`;
@@ -394,7 +402,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   ${COMMON_WGSL}
   const MAX_FINITE = 3.4028234e38;  // just under f32's largest: a sum at the largest re-runs, which is only slower
   fn diffDstValues(i : i32) -> ${V} {
-    return ${L === 1 ? 'diffDst[i]' : `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
+    return ${L === 1 ? 'diffDst[i]' : this.plan.diffDstComponents === 4 ? 'diffDst[i >> 2u]' :
+                                    `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
   fn main(index : i32) {
     let lane = index % ${WORKGROUP_INVOCATIONS};

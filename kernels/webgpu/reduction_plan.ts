@@ -52,6 +52,14 @@ export interface WebgpuReductionPlan {
    */
   readonly tapLanes: number;
   /**
+   * 'taps': how many neighbouring f32 one diffDst read takes: L (4, diffDst bound as vec4s) when
+   * L > 1, else 1. Every such read starts at a multiple of 4: L > 1 needs diffDst channels
+   * innermost and a multiple of 4 a group, so a position's channels start at a multiple of 4, as
+   * do an invocation's (g · DC + dc, dc a multiple of 4). On SwiftShader a read pays its address
+   * and bounds arithmetic once, whatever its width.
+   */
+  readonly diffDstComponents: 1 | 4;
+  /**
    * 'taps': the products run unmasked first (a value outside src or past the last row set to
    * 0, every product added) and the split runs again with every product masked only when a sum
    * came out non-finite (see FilterGradientTapsProgram). Where the window slides by one tap
@@ -123,6 +131,8 @@ const MAX_SHARED_ROW_STEP = 2;
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /** Tuning flag: 1 (the default) lets 'taps' run its products unmasked first where the plan chooses to (unmaskedFirst); 0 never does. */
 export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST';
+/** Tuning flag: 1 (the default) reads an invocation's 4 diffDst channels at once where 'taps' takes 4 (diffDstComponents); 0 as 4 f32s. */
+export const CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS = 'CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS';
 /** Tuning flag: 1 (the default) runs layers with a kernel window as 'taps' over 4 diffDst channels; 0 keeps them in 'blocks'. */
 export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS';
 /**
@@ -198,7 +208,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, unmaskedFirst: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
@@ -215,7 +225,9 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
   return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
-          rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes, unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1), blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes,
+          diffDstComponents: tapLanes > 1 && tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1) !== 0 ? 4 : 1,
+          unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1), blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           ...workgroupsOf(blocksPerSplit, splits)};
 }
 

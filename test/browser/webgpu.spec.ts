@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
-import {BLOCK_COLUMNS, CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
+import {BLOCK_COLUMNS, CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
 import {compareWithReference} from '../fuzz/runner';
 import golden from '../golden/golden.json';
@@ -250,8 +250,10 @@ describe('webgpu:', () => {
   });
 
   it('runs layers with a kernel window as taps over 4 diffDst channels at once: 3 × 3 in units of 2 rows, 5 × 5, 7 × 7 strided, grouped, transposed, dense 3-D', async () => {
-    const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
-        [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
+    const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) => {
+      expect(plan.diffDstComponents).toBe(plan.tapLanes);
+      return [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
+    };
     const mnist = await checkAgainstCpu([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(lanesOf(mnist)).toEqual(['taps', 4, 3, 3, 1, 2]);
     // Two groups of 3 src and 4 diffDst channels, dilated along the row, over an odd height.
@@ -273,6 +275,36 @@ describe('webgpu:', () => {
     expect(six.mode).toBe('blocks');
     const pointwise = await checkAgainstCpu([2, 5, 5, 3], [2, 5, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
     expect(pointwise.mode).toBe('blocks');
+  });
+
+  it('reads 4 diffDst channels as one vec4 where taps take 4 (grouped, transposed, 3-D), with the results of 4 f32 reads', async () => {
+    const problems: Array<{shapes: number[][]; attrs: Record<string, unknown>; transposed?: boolean}> = [
+      {shapes: [[2, 9, 10, 6], [2, 9, 10, 8]], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}},
+      // Transposed: the op's input (12 channels) is diffDst.
+      {shapes: [[2, 5, 6, 12], [2, 10, 13, 3]], attrs: {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0], filterShape: [3, 3]}, transposed: true},
+      {shapes: [[1, 3, 5, 6, 4], [1, 3, 5, 6, 8]], attrs: {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [2, 3, 3]}},
+    ];
+    for (const p of problems) {
+      const op = p.transposed ? 'ConvTransposeBackpropFilters' : 'ConvolutionBackpropFilters';
+      const geometry = computeGeometry(op, {input: {shape: p.shapes[0], dtype: 'float32'}, outputDelta: {shape: p.shapes[1], dtype: 'float32'}}, p.attrs);
+      const input = madeByOp(seededValues(size(p.shapes[0]), 11), p.shapes[0]);
+      const outputDelta = madeByOp(seededValues(size(p.shapes[1]), 12), p.shapes[1]);
+      const run = async (vec4Reads: number) => {
+        tf.env().set(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, vec4Reads);
+        try {
+          expect(planWebgpuReduction(geometry).diffDstComponents).toBe(vec4Reads ? 4 : 1);
+          const result = (p.transposed ? convTransposeBackpropFilters : convolutionBackpropFilters)(input, outputDelta, p.attrs as never);
+          const values = Array.from(await result.data() as Float32Array);
+          result.dispose();
+          return values;
+        } finally {
+          tf.env().set(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1);
+        }
+      };
+      expect(await run(1)).withContext(JSON.stringify(p.attrs)).toEqual(await run(0));
+      tf.dispose([input, outputDelta]);
+    }
+    await checkAgainstCpu(problems[1].shapes[0], problems[1].shapes[1], problems[1].attrs, true);
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {
