@@ -251,7 +251,7 @@ describe('webgpu:', () => {
 
   it('runs layers with a kernel window as taps over 4 diffDst channels at once: 3 × 3 in units of 2 rows, 5 × 5, 7 × 7 strided, grouped, transposed, dense 3-D', async () => {
     const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) => {
-      expect(plan.diffDstComponents).toBe(plan.tapLanes);
+      expect(plan.diffDstComponents as number).toBe(plan.tapLanes);
       return [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
     };
     const mnist = await checkAgainstCpu([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
