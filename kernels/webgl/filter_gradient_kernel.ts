@@ -9,6 +9,7 @@ import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './fi
 import type {ArrangeTargetsProgram} from './arrange_targets';
 import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
 import type {PackedTexture} from './packed_reads';
+import {arrangeDepthwiseRowsProgram, depthwiseRowsProgram, planDepthwiseRows} from './depthwise_rows';
 import {planReduction} from './reduction_plan';
 import {arrangeThinTapsProgram, planThinTaps, thinTapsProgram} from './thin_taps';
 import {arrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
@@ -40,8 +41,8 @@ interface MultiTargetPass {
 }
 
 /**
- * Wide tiles for dense channels-last problems, wide taps for depthwise ones, thin taps for
- * those with one src channel; null for others.
+ * Wide tiles for dense channels-last problems, depthwise rows for depthwise ones on narrow
+ * images and wide taps for the others, thin taps for those with one src channel; null for others.
  */
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              paddedBlocks: boolean): MultiTargetPass | null {
@@ -51,6 +52,14 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
       targetCount: tiles.srcPairs * tiles.diffDstPairs, targetRows: tiles.targetRows, targetColumns: tiles.targetColumns,
       program: textures => wideTilesProgram(geometry, tiles, textures),
       arrange: () => arrangeWideTilesProgram(geometry, tiles),
+    };
+  }
+  const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, paddedBlocks);
+  if (rows !== null) {
+    return {
+      targetCount: rows.targetCount, targetRows: rows.targetRows, targetColumns: rows.targetColumns,
+      program: textures => depthwiseRowsProgram(geometry, rows, textures),
+      arrange: () => arrangeDepthwiseRowsProgram(geometry, rows),
     };
   }
   const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);

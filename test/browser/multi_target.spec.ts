@@ -19,6 +19,8 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
+import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+import {tuningFlag} from '../../src/tuning_flags';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
@@ -37,8 +39,13 @@ interface Problem {
   input: number[];
   outputDelta: number[];
   attrs: ConvolutionBackpropFiltersAttrs;
-  /** Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked when given. */
+  /**
+   * Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked
+   * when given, and the problem then runs as wide taps even where depthwise rows would take it.
+   */
   segments?: 'continuous' | 'row starts' | 'rows';
+  /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given. */
+  depthwiseRows?: boolean;
   /** Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the shader); checked when given. */
   wholeRows?: boolean;
 }
@@ -87,6 +94,24 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1, 1], groups: 4, filterShape: [2, 4]}, segments: 'rows'},
   {name: 'depthwise transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 6],
     attrs: {strides: [2, 2], groups: 6, filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
+  {name: 'depthwise rows: 3×3 same, rows of 4, 7 channels (a half pair), splits starting mid-image', input: [5, 4, 4, 7], outputDelta: [5, 4, 4, 7],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 7, filterShape: [3, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: stride 2, pads 0/1 (MobileNet\'s), 8 → 4', input: [2, 8, 8, 4], outputDelta: [2, 4, 4, 4],
+    attrs: {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 4, filterShape: [3, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: stride 2, begin pads, dilation 2 along the row', input: [2, 10, 12, 6], outputDelta: [2, 5, 6, 6],
+    attrs: {strides: [2, 2], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [1, 1], groups: 6, filterShape: [3, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: 2×3, kernel rows wholly in the pads (pads past the dilated height)', input: [1, 3, 6, 4], outputDelta: [1, 7, 6, 4],
+    attrs: {strides: [1, 1], dilations: [2, 1], padsBegin: [3, 1], padsEnd: [3, 1], groups: 4, filterShape: [2, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: 5×3 (8 targets), rows of 8', input: [2, 7, 8, 4], outputDelta: [2, 7, 8, 4],
+    attrs: {strides: [1, 1], autoPad: 'same_lower', groups: 4, filterShape: [5, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: 1-D, stride 2, kernel 4', input: [3, 10, 4], outputDelta: [3, 6, 4],
+    attrs: {strides: [2], padsBegin: [2], padsEnd: [2], groups: 4, filterShape: [4]}, depthwiseRows: true},
+  {name: 'depthwise rows: rows of 40', input: [1, 3, 40, 2], outputDelta: [1, 3, 40, 2],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, depthwiseRows: true},
+  {name: 'depthwise rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 6],
+    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 6, filterShape: [3, 3]}, depthwiseRows: true},
+  {name: 'depthwise 3×3 same, odd src width: wide taps', input: [1, 5, 9, 4], outputDelta: [1, 3, 5, 4],
+    attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: false},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
     attrs: {strides: [1, 1], filterShape: [5, 5]}},
   {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
@@ -150,6 +175,9 @@ for (const environment of ENVIRONMENTS) {
           expect(segments == null ? 'rows' : segments.continuous ? 'continuous' : 'row starts').withContext('rows in segments')
               .toBe(problem.segments);
         }
+        if (problem.depthwiseRows !== undefined) {
+          expect(planDepthwiseRows(geometry, 8, maxTextureSize, false) !== null).withContext('depthwise rows').toBe(problem.depthwiseRows);
+        }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
         const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];
@@ -161,8 +189,16 @@ for (const environment of ENVIRONMENTS) {
         const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const before = resourceCounts();
-        const result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
-                                    convolutionBackpropFilters(input, outputDelta, problem.attrs);
+        // Wide taps' row loops run here even where depthwise rows would take the problem.
+        const widest = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH);
+        if (problem.segments !== undefined) tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, 0);
+        let result: tf.Tensor;
+        try {
+          result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
+                                convolutionBackpropFilters(input, outputDelta, problem.attrs);
+        } finally {
+          tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, widest);
+        }
         expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
             .withContext('the multi-target draw ran').toBe(true);
         // Packed inputs (outputs of a packed op) are read in place, odd widths included.
@@ -211,6 +247,29 @@ for (const environment of ENVIRONMENTS) {
         // The taps that never read a non-finite value inside the image come out finite: of each
         // channel's 9, 5 for a value at a corner (channels 0, 1), 3 at the middle of an edge.
         expect(finite).toBe(16);
+        tf.dispose([input, outputDelta, result]);
+      });
+
+      it('keeps NaN and ±Infinity exact in depthwise rows (kernel rows in the pads and taps past a row\'s ends add nothing)', () => {
+        // Non-finite diffDst values where some taps meet a pad: row 0 (kernel row 0 above the
+        // image, its src row read clamped), row 3 (kernel row 2 below), column 0 (tap 0 left of it).
+        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
+        const shape = [2, 4, 4, 4];
+        const geometry = computeGeometry('ConvolutionBackpropFilters',
+            {input: {shape, dtype: 'float32'}, outputDelta: {shape, dtype: 'float32'}}, attrs);
+        expect(planDepthwiseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)).not.toBeNull();
+        const inputValues = seededValues(size(shape), 15);
+        const outputDeltaValues = seededValues(size(shape), 16);
+        outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
+        outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
+        outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
+        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+        const input = place(inputValues, shape);
+        const outputDelta = place(outputDeltaValues, shape);
+        const result = convolutionBackpropFilters(input, outputDelta, attrs);
+        expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
+        // Of channels 1-3's 9 taps each, the 3 that meet their special only in a pad stay finite.
+        expect(Array.from(expected).filter(Number.isFinite).length).toBe(9 + 3 * 3);
         tf.dispose([input, outputDelta, result]);
       });
 

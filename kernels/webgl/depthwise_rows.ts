@@ -1,0 +1,166 @@
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
+import {ArrangeTargetsProgram} from './arrange_targets';
+import type {Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {ReductionPlan, splitReduction} from './reduction_plan';
+
+/** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
+export interface DepthwiseRows {
+  /** Taps of the kernel (its height × width), two per target. */
+  readonly taps: number;
+  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly targetCount: number;
+  /** Each target's texels: [splits, channel pairs], a fragment per (split, channel pair). */
+  readonly targetRows: number;
+  readonly targetColumns: number;
+}
+
+/**
+ * Tuning flag: the widest diffDst rows depthwise rows take (default DEPTHWISE_ROWS_MAX_WIDTH; 0 leaves
+ * every depthwise problem to wide taps).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
+export const DEPTHWISE_ROWS_MAX_WIDTH = 128;
+/**
+ * A row's products are written out one by one in the shader, kernel height × width × row
+ * width of them: 1,008 at 3 × 3 over 112 positions, which SwiftShader compiles in under a
+ * second. Larger rows run as wide taps, whose steps loop along the row.
+ */
+const MAX_ROW_PRODUCTS = 1024;
+/** Tuning flag: the fragments depthwise rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
+export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
+const TARGET_FRAGMENTS = 4096;
+
+/**
+ * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
+ * channels-last data, 1-D or 2-D, whose rows are narrow and even (diffDst at most
+ * DEPTHWISE_ROWS_MAX_WIDTH positions, src even too), laid out position after position (a view row
+ * (n · srcHeight + y) · srcWidth + x), given how many targets a draw may write, the largest
+ * texture side tfjs allocates unfolded and whether an input is read in padded blocks; null
+ * for any other problem (wide taps then take it).
+ */
+export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                                  paddedBlocks: boolean): DepthwiseRows | null {
+  const {src, diffDst, groups} = geometry;
+  if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
+      paddedBlocks || geometry.spatialRank > 2) {
+    return null;
+  }
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const taps = h.kernelSize * w.kernelSize;
+  const targetCount = Math.ceil(taps / 2);
+  const channelPairs = Math.ceil(groups / 2);
+  if (w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 || w.diffDstSize > tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH) ||
+      taps * w.diffDstSize > MAX_ROW_PRODUCTS || targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
+    return null;
+  }
+  const rowsInOrder = (tensor: typeof src, width: number, height: number, axisStride: (axis: typeof w) => number) =>
+      axisStride(w) === groups && (geometry.spatialRank === 1 || axisStride(h) === width * groups) &&
+      tensor.batchStride === height * width * groups;
+  if (!rowsInOrder(src, w.srcSize, h.srcSize, axis => axis.srcStride) ||
+      !rowsInOrder(diffDst, w.diffDstSize, h.diffDstSize, axis => axis.diffDstStride)) {
+    return null;
+  }
+  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  return {taps, plan, targetCount, targetRows: plan.splits, targetColumns: channelPairs};
+}
+
+/**
+ * Pass 1 of the webgl filter gradient for depthwise problems on narrow images, as a
+ * multi-target program (see multi_target.ts): a fragment sums every tap of one channel pair
+ * over one split of the diffDst rows (batch × height), reading packed 2-D views [positions,
+ * channels] directly (a texel: two channels of two neighbouring positions). Per diffDst row it
+ * reads the row's texels and, per kernel row, the texels of the src row it meets, then adds
+ * every product of the row: the row's width, the stride, dilation and pads along it are baked
+ * into the text, so which tap meets which position is settled there and nothing along the row
+ * is tested or looped over. A kernel row whose src row lies outside (a pad) adds nothing: its
+ * products are selected away (not multiplied by 0: 0 · Infinity is NaN).
+ *
+ * At 3 × 3, stride 1 over rows of 4 this reads 8 texels for 72 multiply-adds where wide taps,
+ * whose fragments loop over steps of two positions and test the steps at a row's ends (every
+ * step of a 4-position row with pads), read 3 for 12; on SwiftShader, where a call costs its
+ * reads and the code it runs, not its multiply-adds, that is what the narrow layers need.
+ *
+ * Target q holds taps 2q and 2q + 1 (tap = kernel row · kernel width + column) as (tap 2q:
+ * channel 0, channel 1; tap 2q + 1: channel 0, channel 1).
+ *
+ * Cache key: the shader text, which bakes in the kernel's height and width, the row widths of
+ * diffDst and src, the stride, dilation and begin pad along the row, and whether each input's
+ * texture is folded; the batch, heights, the stride, dilation and pad along the height, the
+ * split and the textures' sizes are uniforms, so one shader serves every batch size.
+ */
+export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows,
+                                     textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const ints: Uniform[] = [
+    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
+  ];
+  const width = w.diffDstSize;
+  const srcWidth = w.srcSize;
+  const kernelRows = [...Array(h.kernelSize).keys()];
+  const kernelColumns = [...Array(w.kernelSize).keys()];
+  const targets = [...Array(rows.targetCount).keys()];
+  const half = (position: number) => `${position >> 1}.${position % 2 === 1 ? 'zw' : 'xy'}`;
+  // The src columns tap kx meets along the row, with the diffDst position meeting each.
+  const meetings = (kx: number) => [...Array(width).keys()]
+      .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
+      .filter(({column}) => column >= 0 && column < srcWidth);
+  const srcTexels = [...new Set(kernelColumns.flatMap(kx => meetings(kx).map(({column}) => column >> 1)))];
+  const lastTexel = Math.max(-1, ...srcTexels);
+  const tap = (ky: number, kx: number) => `sum${ky * w.kernelSize + kx}`;
+  const kernelRow = (ky: number) => `
+          {
+            int srcY = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
+            bool inside = srcY >= 0 && srcY < rowSplit.w;
+            ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${srcWidth}, col);${
+      [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
+            srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
+            vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.map(kx => {
+      const terms = meetings(kx).map(({x, column}) => `s${half(column)} * d${half(x)}`);
+      return terms.length === 0 ? '' : `
+            ${tap(ky, kx)} += inside ? ${terms.join(' + ')} : vec2(0.0);`;
+    }).join('')}
+          }`;
+  const tapSum = (t: number) => t < rows.taps ? `sum${t}` : 'vec2(0.0)';
+  const source = `${packedReadsHeader(textures)}
+      ${declareIntUniforms(ints)}
+      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        int col = 2 * fragment.x;
+        int split = fragment.y;
+        ${[...Array(rows.taps).keys()].map(t => `vec2 sum${t} = vec2(0.0);`).join('\n        ')}
+        int rowBegin = split * rowSplit.x;
+        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
+        for (int row = rowBegin; row < rowEnd; row++) {
+          int n = row / rowSplit.z;
+          int y = row - n * rowSplit.z;
+          ivec2 diffDstAt = diffDstTexelOf(row * ${width}, col);${[...Array(width / 2).keys()].map(j => `${j > 0 ? `
+          diffDstAt = diffDstNextRow(diffDstAt);` : ''}
+          vec4 d${j} = readDiffDstAt(diffDstAt);`).join('')}${kernelRows.map(kernelRow).join('')}
+        }
+        ${targets.map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
+      }
+`;
+  return {name: 'DepthwiseRowsProgram', source, inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/**
+ * Pass 2 after depthwiseRowsProgram: each element's target (its tap / 2), texel (split 0, its
+ * channel pair) and lane (see ArrangeTargetsProgram).
+ */
+export function arrangeDepthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows): ArrangeTargetsProgram {
+  return new ArrangeTargetsProgram(geometry, rows.targetCount, [1], rows.plan.splits, `
+        int tap = k.y * kernelSize.z + k.z;
+        int target = tap / 2;
+        int pair = diffDstChannel / 2;
+        int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
+        int row = 0;
+        int col = 2 * pair;
+        int splitRows = 2;`);
+}
