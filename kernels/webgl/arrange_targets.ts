@@ -11,8 +11,8 @@ import {decodeFilterIndex, filterAxesInLayoutOrder} from './filter_gradient_prog
  *
  * `locate` is GLSL that, given the element's canonical indices (diffDstChannel, srcChannel,
  * ivec3 k) and the uniforms `int tiling[]` and `ivec3 kernelSize`, sets `int target`, the
- * element-coordinates `row` and `col` of its texel in split 0, `lane`, and `splitRows` (rows
- * from one split to the next).
+ * element-coordinates `row` and `col` of its texel in split 0, `lane`, and `ivec2 splitStep` (the
+ * element rows and columns from one split's texel to the next's).
  *
  * Cache key: the locating text (it bakes in the tile shape or taps per fragment), the number of
  * targets and the order of the filter axes; with shape uniforms, no shapes.
@@ -39,7 +39,7 @@ export class ArrangeTargetsProgram implements GPGPUProgram {
     ];
     this.uniformValues = [filterAxes.map(axis => axis.stride), [d.kernelSize, h.kernelSize, w.kernelSize], tiling, [splits]];
     const reads = this.variableNames.map((name, t) => `${t > 0 ? ' else ' : ''}if (target == ${t}) {
-          for (int s = 0; s < splits[0]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitRows, col)[lane];
+          for (int s = 0; s < splits[0]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitStep.x, col + s * splitStep.y)[lane];
         }`).join('');
     this.userCode = `
       void main() {

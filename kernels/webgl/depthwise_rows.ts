@@ -12,7 +12,11 @@ export interface DepthwiseRows {
   readonly taps: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   readonly targetCount: number;
-  /** Each target's texels: [splits, channel pairs], a fragment per (split, channel pair). */
+  /**
+   * Each target's texels: [channel pairs, splits], a fragment per (channel pair, split). The
+   * channel pairs run down the rows: SwiftShader shares a draw's rows of 2 × 2 fragments among
+   * its threads, so a draw of few splits still keeps every thread busy.
+   */
   readonly targetRows: number;
   readonly targetColumns: number;
 }
@@ -31,7 +35,12 @@ export const DEPTHWISE_ROWS_MAX_WIDTH = 128;
 const MAX_ROW_PRODUCTS = 1024;
 /** Tuning flag: the fragments depthwise rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
 export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
-const TARGET_FRAGMENTS = 4096;
+/**
+ * Fewer fragments than wide taps aim at (4,096): a fragment's set-up and its share of pass 2
+ * weigh against rows that each hold a whole image row's products, and the channel pairs down
+ * the targets' rows keep SwiftShader's threads busy with few splits.
+ */
+const TARGET_FRAGMENTS = 512;
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
@@ -63,9 +72,12 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
       !rowsInOrder(diffDst, w.diffDstSize, h.diffDstSize, axis => axis.diffDstStride)) {
     return null;
   }
-  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
-                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
-  return {taps, plan, targetCount, targetRows: plan.splits, targetColumns: channelPairs};
+  const split = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
+  const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
+  const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
+  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits};
 }
 
 /**
@@ -131,8 +143,8 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
         ivec2 fragment = ivec2(gl_FragCoord.xy);
-        int col = 2 * fragment.x;
-        int split = fragment.y;
+        int split = fragment.x;
+        int col = 2 * fragment.y;
         ${[...Array(rows.taps).keys()].map(t => `vec2 sum${t} = vec2(0.0);`).join('\n        ')}
         int rowBegin = split * rowSplit.x;
         int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
@@ -151,8 +163,8 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
 }
 
 /**
- * Pass 2 after depthwiseRowsProgram: each element's target (its tap / 2), texel (split 0, its
- * channel pair) and lane (see ArrangeTargetsProgram).
+ * Pass 2 after depthwiseRowsProgram: each element's target (its tap / 2), texel (its channel
+ * pair, split 0) and lane (see ArrangeTargetsProgram).
  */
 export function arrangeDepthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows): ArrangeTargetsProgram {
   return new ArrangeTargetsProgram(geometry, rows.targetCount, [1], rows.plan.splits, `
@@ -160,7 +172,7 @@ export function arrangeDepthwiseRowsProgram(geometry: FilterGradientGeometry, ro
         int target = tap / 2;
         int pair = diffDstChannel / 2;
         int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
-        int row = 0;
-        int col = 2 * pair;
-        int splitRows = 2;`);
+        int row = 2 * pair;
+        int col = 0;
+        ivec2 splitStep = ivec2(0, 2);`);
 }

@@ -177,5 +177,5 @@ export function arrangeThinTapsProgram(geometry: FilterGradientGeometry, thin: T
         int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
         int row = 0;
         int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);
-        int splitRows = 2;`);
+        ivec2 splitStep = ivec2(2, 0);`);
 }

@@ -200,5 +200,5 @@ export function arrangeWideTapsProgram(geometry: FilterGradientGeometry, wide: W
         int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
         int row = 2 * (pairInBlock / 2);
         int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));
-        int splitRows = 4;`);
+        ivec2 splitStep = ivec2(4, 0);`);
 }

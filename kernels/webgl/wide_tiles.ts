@@ -283,5 +283,5 @@ export function arrangeWideTilesProgram(geometry: FilterGradientGeometry, tiles:
         int row = 2 * (group * tiling[1] + srcBlock);
         int col = 2 * (diffDstBlock * tiling[2] + kernelIndex);
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);
-        int splitRows = 2 * tiling[3] * tiling[1];`);
+        ivec2 splitStep = ivec2(2 * tiling[3] * tiling[1], 0);`);
 }
