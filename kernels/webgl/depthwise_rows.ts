@@ -53,6 +53,8 @@ const TARGET_FRAGMENTS = 512;
 export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                                   paddedBlocks: boolean): DepthwiseRows | null {
   const {src, diffDst, groups} = geometry;
+  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
+  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH);
   if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
       paddedBlocks || geometry.spatialRank > 2) {
     return null;
@@ -61,7 +63,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   const taps = h.kernelSize * w.kernelSize;
   const targetCount = Math.ceil(taps / 2);
   const channelPairs = Math.ceil(groups / 2);
-  if (w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 || w.diffDstSize > tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH) ||
+  if (w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 || w.diffDstSize > maxWidth ||
       taps * w.diffDstSize > MAX_ROW_PRODUCTS || targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
     return null;
   }

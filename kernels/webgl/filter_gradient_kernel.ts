@@ -9,6 +9,7 @@ import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './fi
 import type {ArrangeTargetsProgram} from './arrange_targets';
 import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
 import type {PackedTexture} from './packed_reads';
+import {arrangeDenseRowsProgram, denseRowsProgram, planDenseRows} from './dense_rows';
 import {arrangeDepthwiseRowsProgram, depthwiseRowsProgram, planDepthwiseRows} from './depthwise_rows';
 import {planReduction} from './reduction_plan';
 import {arrangeThinTapsProgram, planThinTaps, thinTapsProgram} from './thin_taps';
@@ -41,11 +42,20 @@ interface MultiTargetPass {
 }
 
 /**
- * Wide tiles for dense channels-last problems, depthwise rows for depthwise ones on narrow
- * images and wide taps for the others, thin taps for those with one src channel; null for others.
+ * For channels-last problems: dense rows for dense ones on narrow images and wide tiles for the
+ * others, depthwise rows for depthwise ones on narrow images and wide taps for the others, thin
+ * taps for those with one src channel; null for others.
  */
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              paddedBlocks: boolean): MultiTargetPass | null {
+  const dense = planDenseRows(geometry, maxTargets, maxTextureSize, paddedBlocks);
+  if (dense !== null) {
+    return {
+      targetCount: dense.targetCount, targetRows: dense.targetRows, targetColumns: dense.targetColumns,
+      program: textures => denseRowsProgram(geometry, dense, textures),
+      arrange: () => arrangeDenseRowsProgram(geometry, dense),
+    };
+  }
   const tiles = planWideTiles(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (tiles !== null) {
     return {

@@ -19,6 +19,7 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
+import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH, planDenseRows} from '../../kernels/webgl/dense_rows';
 import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {tuningFlag} from '../../src/tuning_flags';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
@@ -46,7 +47,13 @@ interface Problem {
   segments?: 'continuous' | 'row starts' | 'rows';
   /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given. */
   depthwiseRows?: boolean;
-  /** Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the shader); checked when given. */
+  /** Whether dense rows take the problem (planDenseRows); checked when given. */
+  denseRows?: boolean;
+  /**
+   * Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the
+   * shader); checked when given, and the problem then runs as wide tiles, wide taps or thin taps
+   * even where dense or depthwise rows would take it.
+   */
   wholeRows?: boolean;
 }
 
@@ -112,6 +119,26 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 6, filterShape: [3, 3]}, depthwiseRows: true},
   {name: 'depthwise 3×3 same, odd src width: wide taps', input: [1, 5, 9, 4], outputDelta: [1, 3, 5, 4],
     attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: false},
+  {name: 'dense rows: 3×3 same, 3→6 (a half src pair), splits starting mid-image', input: [3, 4, 6, 3], outputDelta: [3, 4, 6, 6],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true},
+  {name: 'dense rows: 5×5 valid, 8→16 (MNIST\'s second layer; one diffDst pair a fragment)', input: [2, 12, 12, 8], outputDelta: [2, 8, 8, 16],
+    attrs: {strides: [1, 1], filterShape: [5, 5]}, denseRows: true},
+  {name: 'dense rows: stride 2, begin pads, dilation 2 along the row, 4→5 (a half diffDst pair)', input: [2, 9, 12, 4], outputDelta: [2, 4, 6, 5],
+    attrs: {strides: [2, 2], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}, denseRows: true},
+  {name: 'dense rows: 1×3, 6→18 (blocks of 2 diffDst pairs, a ragged one)', input: [2, 4, 6, 6], outputDelta: [2, 4, 4, 18],
+    attrs: {strides: [1, 1], filterShape: [1, 3]}, denseRows: true},
+  {name: 'dense 1×1 even width: wide tiles\' pointwise sweep', input: [2, 4, 4, 6], outputDelta: [2, 4, 4, 20],
+    attrs: {strides: [1, 1], filterShape: [1, 1]}, denseRows: false},
+  {name: 'dense rows: 7×7 stride 2, 3→4 (ResNet-50\'s first layer)', input: [1, 12, 12, 3], outputDelta: [1, 6, 6, 4],
+    attrs: {strides: [2, 2], padsBegin: [3, 3], padsEnd: [2, 2], filterShape: [7, 7]}, denseRows: true},
+  {name: 'dense rows: 2×3, kernel rows wholly in the pads, 4→6', input: [1, 3, 6, 4], outputDelta: [1, 7, 6, 6],
+    attrs: {strides: [1, 1], dilations: [2, 1], padsBegin: [3, 1], padsEnd: [3, 1], filterShape: [2, 3]}, denseRows: true},
+  {name: 'dense rows: 1-D, stride 2, kernel 4', input: [3, 10, 4], outputDelta: [3, 6, 6],
+    attrs: {strides: [2], padsBegin: [2], padsEnd: [2], filterShape: [4]}, denseRows: true},
+  {name: 'dense rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 4],
+    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], filterShape: [3, 3]}, denseRows: true},
+  {name: 'dense 3×3, groups 2: wide tiles', input: [1, 6, 6, 8], outputDelta: [1, 6, 6, 8],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, denseRows: false},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
     attrs: {strides: [1, 1], filterShape: [5, 5]}},
   {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
@@ -178,6 +205,9 @@ for (const environment of ENVIRONMENTS) {
         if (problem.depthwiseRows !== undefined) {
           expect(planDepthwiseRows(geometry, 8, maxTextureSize, false) !== null).withContext('depthwise rows').toBe(problem.depthwiseRows);
         }
+        if (problem.denseRows !== undefined) {
+          expect(planDenseRows(geometry, 8, maxTextureSize, false) !== null).withContext('dense rows').toBe(problem.denseRows);
+        }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
         const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];
@@ -189,15 +219,19 @@ for (const environment of ENVIRONMENTS) {
         const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const before = resourceCounts();
-        // Wide taps' row loops run here even where depthwise rows would take the problem.
-        const widest = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH);
-        if (problem.segments !== undefined) tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, 0);
+        // The step loops of wide tiles and wide taps run here even where dense or depthwise rows would take the problem.
+        const rowPasses = [[CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH],
+                           [CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH]] as const;
+        const widest = rowPasses.map(([flag, fallback]) => tuningFlag(flag, fallback));
+        if (problem.segments !== undefined || problem.wholeRows !== undefined) {
+          for (const [flag] of rowPasses) tf.env().set(flag, 0);
+        }
         let result: tf.Tensor;
         try {
           result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
                                 convolutionBackpropFilters(input, outputDelta, problem.attrs);
         } finally {
-          tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, widest);
+          rowPasses.forEach(([flag], i) => tf.env().set(flag, widest[i]));
         }
         expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
             .withContext('the multi-target draw ran').toBe(true);
@@ -270,6 +304,28 @@ for (const environment of ENVIRONMENTS) {
         expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
         // Of channels 1-3's 9 taps each, the 3 that meet their special only in a pad stay finite.
         expect(Array.from(expected).filter(Number.isFinite).length).toBe(9 + 3 * 3);
+        tf.dispose([input, outputDelta, result]);
+      });
+
+      it('keeps NaN and ±Infinity exact in dense rows (kernel rows in the pads and taps past a row\'s ends add nothing)', () => {
+        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]};
+        const inputShape = [2, 4, 4, 2];
+        const outputDeltaShape = [2, 4, 4, 4];
+        const geometry = computeGeometry('ConvolutionBackpropFilters',
+            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+        expect(planDenseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)).not.toBeNull();
+        const inputValues = seededValues(size(inputShape), 17);
+        const outputDeltaValues = seededValues(size(outputDeltaShape), 18);
+        outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
+        outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
+        outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
+        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+        const input = place(inputValues, inputShape);
+        const outputDelta = place(outputDeltaValues, outputDeltaShape);
+        const result = convolutionBackpropFilters(input, outputDelta, attrs);
+        expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
+        // Of diffDst channels 1-3's 9 taps (each with 2 src channels), the 3 that meet their special only in a pad stay finite.
+        expect(Array.from(expected).filter(Number.isFinite).length).toBe(2 * (9 + 3 * 3));
         tf.dispose([input, outputDelta, result]);
       });
 

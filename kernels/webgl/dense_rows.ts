@@ -1,0 +1,191 @@
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
+import {ArrangeTargetsProgram} from './arrange_targets';
+import type {Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {ReductionPlan, splitReduction} from './reduction_plan';
+
+/**
+ * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
+ * fragment, for a dense problem on narrow images (see denseRowsProgram).
+ */
+export interface DenseRows {
+  /** diffDst channel pairs a fragment takes (B). */
+  readonly diffDstPairs: number;
+  /** src channel pairs (⌈C / 2⌉) and blocks of B diffDst channel pairs (⌈⌈O / 2⌉ / B⌉). */
+  readonly srcPairs: number;
+  readonly diffDstBlocks: number;
+  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  /** Kernel width × B: target kx · B + b holds tap kx of diffDst pair b. */
+  readonly targetCount: number;
+  /**
+   * Each target's texels: [src pairs · kernel rows, diffDst blocks · splits], a fragment per
+   * (kernel row, src pair; split, diffDst block).
+   */
+  readonly targetRows: number;
+  readonly targetColumns: number;
+}
+
+/**
+ * Tuning flag: the widest diffDst rows dense rows take (default DENSE_ROWS_MAX_WIDTH; 0 leaves
+ * every dense problem to wide tiles).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
+export const DENSE_ROWS_MAX_WIDTH = 128;
+/**
+ * A row's products are written out one by one in the shader, kernel width × B × row width
+ * vec4 multiply-adds of them: 784 at 7 wide over 112 positions (ResNet-50's first layer).
+ */
+const MAX_ROW_PRODUCTS = 1024;
+/** Tuning flag: the fragments dense rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
+const TARGET_FRAGMENTS = 2048;
+
+/**
+ * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
+ * 1 × 1, whose rows are even (src and diffDst) and at most DENSE_ROWS_MAX_WIDTH positions, laid out position after position (a view
+ * row (n · height + y) · width + x), given how many targets a draw may write, the largest
+ * texture side tfjs allocates unfolded and whether an input is read in padded blocks; null
+ * for any other problem (wide tiles or thin taps then take it).
+ */
+export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                              paddedBlocks: boolean): DenseRows | null {
+  const {src, diffDst} = geometry;
+  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
+  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH);
+  if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || paddedBlocks || geometry.spatialRank > 2) {
+    return null;
+  }
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  // 1 × 1 kernels: wide tiles' pointwise sweep reads fewer texels a multiply-add (8 channel
+  // pairs of both tensors a fragment) and has no taps to write out.
+  if (h.kernelSize * w.kernelSize === 1) return null;
+  const srcPairs = Math.ceil(src.channels / 2);
+  const allDiffDstPairs = Math.ceil(diffDst.channels / 2);
+  const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(8, maxTargets) / w.kernelSize));
+  if (diffDstPairs < 1 || w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 ||
+      w.diffDstSize > maxWidth ||
+      w.kernelSize * diffDstPairs * w.diffDstSize > MAX_ROW_PRODUCTS) {
+    return null;
+  }
+  const rowsInOrder = (tensor: typeof src, width: number, height: number, axisStride: (axis: typeof w) => number) =>
+      axisStride(w) === tensor.channels && (geometry.spatialRank === 1 || axisStride(h) === width * tensor.channels) &&
+      tensor.batchStride === height * width * tensor.channels;
+  if (!rowsInOrder(src, w.srcSize, h.srcSize, axis => axis.srcStride) ||
+      !rowsInOrder(diffDst, w.diffDstSize, h.diffDstSize, axis => axis.diffDstStride)) {
+    return null;
+  }
+  const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
+  const targetRows = srcPairs * h.kernelSize;
+  const maxSplits = Math.floor(maxTextureSize / diffDstBlocks);
+  if (targetRows > maxTextureSize || maxSplits < 1) return null;
+  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
+                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
+          targetColumns: diffDstBlocks * split.splits};
+}
+
+/**
+ * Pass 1 of the webgl filter gradient for dense problems on narrow images, as a multi-target
+ * program (see multi_target.ts): a fragment sums, for one src channel pair, B diffDst channel
+ * pairs and one kernel row, every tap along the row over one split of the diffDst rows
+ * (batch × height), reading packed 2-D views [positions, channels] directly (a texel: two
+ * channels of two neighbouring positions). Per diffDst row it reads the row's texels of its B
+ * pairs and the texels of the src row its kernel row meets, then adds every product of the
+ * row as 2 × 2 outer products (src channels × diffDst channels, a vec4): the row's width, the
+ * stride, dilation and pads along it are baked into the text, so which tap meets which position
+ * is settled there and nothing along the row is tested or looped over. A src row outside (a
+ * pad) adds nothing: its products are selected away (not multiplied by 0: 0 · Infinity is NaN).
+ *
+ * As depthwise rows (depthwise_rows.ts) do for depthwise layers, this trades wide tiles' steps
+ * along a row (two positions each, tested at the row's ends, a row's set-up every few steps on
+ * narrow images) for straight-line code: on SwiftShader a call costs its reads and the code it
+ * runs per read.
+ *
+ * Target kx · B + b holds tap kx of diffDst pair b as (src channel 0: diffDst channel 0, 1;
+ * src channel 1: diffDst channel 0, 1).
+ *
+ * Cache key: the shader text, which bakes in the kernel width, B, the row widths of diffDst
+ * and src, the stride, dilation and begin pad along the row, and whether each input's texture
+ * is folded; the batch, heights, channel counts, the stride, dilation and pad along the height,
+ * the split and the textures' sizes are uniforms, so one shader serves every batch size.
+ */
+export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows,
+                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const ints: Uniform[] = [
+    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
+    ['blocks', 'ivec2', [rows.srcPairs, rows.diffDstBlocks]],
+  ];
+  const width = w.diffDstSize;
+  const srcWidth = w.srcSize;
+  const B = rows.diffDstPairs;
+  const pairs = [...Array(B).keys()];
+  const kernelColumns = [...Array(w.kernelSize).keys()];
+  const targets = [...Array(rows.targetCount).keys()];
+  // The src columns tap kx meets along the row, with the diffDst position meeting each.
+  const meetings = (kx: number) => [...Array(width).keys()]
+      .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
+      .filter(({column}) => column >= 0 && column < srcWidth);
+  const srcTexels = [...new Set(kernelColumns.flatMap(kx => meetings(kx).map(({column}) => column >> 1)))];
+  const lastTexel = Math.max(-1, ...srcTexels);
+  const sum = (kx: number, b: number) => `sum${kx}_${b}`;
+  // A src value as (c0, c0, c1, c1) and a diffDst value as (o0, o1, o0, o1): their product is the 2 × 2 outer product.
+  const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
+  const diffDstValue = (b: number, x: number) => `d${b}_${x >> 1}.${x % 2 === 1 ? 'zwzw' : 'xyxy'}`;
+  const source = `${packedReadsHeader(textures)}
+      ${declareIntUniforms(ints)}
+      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        int kernelRow = fragment.y / blocks.x;
+        int srcCol = 2 * (fragment.y - kernelRow * blocks.x);
+        int split = fragment.x / blocks.y;
+        int diffDstCol = 2 * ${B} * (fragment.x - split * blocks.y);
+        ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
+        int rowBegin = split * rowSplit.x;
+        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
+        for (int row = rowBegin; row < rowEnd; row++) {
+          int n = row / rowSplit.z;
+          int y = row - n * rowSplit.z;
+          ivec2 diffDstAt;${pairs.map(b => `
+          diffDstAt = diffDstTexelOf(row * ${width}, diffDstCol + ${2 * b});${[...Array(width / 2).keys()].map(j => `${j > 0 ? `
+          diffDstAt = diffDstNextRow(diffDstAt);` : ''}
+          vec4 d${b}_${j} = readDiffDstAt(diffDstAt);`).join('')}`).join('')}
+          int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
+          bool inside = srcY >= 0 && srcY < rowSplit.w;
+          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${srcWidth}, srcCol);${
+      [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
+          srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
+          vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.flatMap(kx => pairs.map(b => {
+      const terms = meetings(kx).map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
+      return terms.length === 0 ? '' : `
+          ${sum(kx, b)} += inside ? ${terms.join(' + ')} : vec4(0.0);`;
+    })).join('')}
+        }
+        ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
+      }
+`;
+  return {name: 'DenseRowsProgram', source, inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/**
+ * Pass 2 after denseRowsProgram: each element's target (kx · B + its pair in the block), texel
+ * (kernel row, src pair; diffDst block, split 0) and lane (see ArrangeTargetsProgram).
+ */
+export function arrangeDenseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows): ArrangeTargetsProgram {
+  const B = rows.diffDstPairs;
+  // tiling: src pairs, diffDst blocks
+  return new ArrangeTargetsProgram(geometry, rows.targetCount, [rows.srcPairs, rows.diffDstBlocks], rows.plan.splits, `
+        int diffDstPair = diffDstChannel / 2;
+        int block = diffDstPair / ${B};
+        int target = k.z * ${B} + diffDstPair - block * ${B};
+        int srcPair = srcChannel / 2;
+        int lane = 2 * (srcChannel - 2 * srcPair) + diffDstChannel - 2 * diffDstPair;
+        int row = 2 * (k.y * tiling[0] + srcPair);
+        int col = 2 * block;
+        ivec2 splitStep = ivec2(0, 2 * tiling[1]);`);
+}
