@@ -25,6 +25,9 @@ export interface DenseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** View rows from one image row to the next in src and diffDst (see rowPitch). */
+  readonly srcPitch: number;
+  readonly diffDstPitch: number;
 }
 
 /**
@@ -44,17 +47,18 @@ const TARGET_FRAGMENTS = 2048;
 
 /**
  * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
- * 1 × 1, whose rows are even (src and diffDst) and at most DENSE_ROWS_MAX_WIDTH positions, laid out position after position (a view
- * row (n · height + y) · width + x), given how many targets a draw may write, the largest
- * texture side tfjs allocates unfolded and whether an input is read in padded blocks; null
- * for any other problem (wide tiles or thin taps then take it).
+ * 1 × 1 and diffDst rows of at most DENSE_ROWS_MAX_WIDTH positions, laid out position after
+ * position (row (n · height + y) · width + x of the tensor), each image row starting at a
+ * texel of both inputs' textures (see rowPitch; `blockRows`: each input's PackedTexture.blockRows),
+ * given how many targets a draw may write and the largest texture side tfjs allocates
+ * unfolded; null for any other problem (wide tiles or thin taps then take it).
  */
 export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              paddedBlocks: boolean): DenseRows | null {
+                              blockRows: {readonly src: number; readonly diffDst: number}): DenseRows | null {
   const {src, diffDst} = geometry;
   // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
   const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH);
-  if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || paddedBlocks || geometry.spatialRank > 2) {
+  if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || geometry.spatialRank > 2) {
     return null;
   }
   const [, h, w] = spatialAxesAs3d(geometry.axes);
@@ -64,8 +68,9 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   const srcPairs = Math.ceil(src.channels / 2);
   const allDiffDstPairs = Math.ceil(diffDst.channels / 2);
   const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(8, maxTargets) / w.kernelSize));
-  if (diffDstPairs < 1 || w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 ||
-      w.diffDstSize > maxWidth ||
+  const srcPitch = rowPitch(w.srcSize, blockRows.src);
+  const diffDstPitch = rowPitch(w.diffDstSize, blockRows.diffDst);
+  if (diffDstPairs < 1 || srcPitch === null || diffDstPitch === null || w.diffDstSize > maxWidth ||
       w.kernelSize * diffDstPairs * w.diffDstSize > MAX_ROW_PRODUCTS) {
     return null;
   }
@@ -83,7 +88,18 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
-          targetColumns: diffDstBlocks * split.splits};
+          targetColumns: diffDstBlocks * split.splits, srcPitch, diffDstPitch};
+}
+
+/**
+ * The view rows from one image row of `width` positions to the next, where every image row
+ * starts at a texel (two positions): `width` when even; width + 1 when odd and tfjs packed the
+ * texture in blocks of one image row each padded to an even length (PackedTexture.blockRows);
+ * null otherwise (an odd row starting mid-texel).
+ */
+function rowPitch(width: number, blockRows: number): number | null {
+  if (blockRows === 0) return width % 2 === 0 ? width : null;
+  return blockRows === width ? width + 1 : null;
 }
 
 /**
@@ -107,7 +123,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * src channel 1: diffDst channel 0, 1).
  *
  * Cache key: the shader text, which bakes in the kernel width, B, the row widths of diffDst
- * and src, the stride, dilation and begin pad along the row, and whether each input's texture
+ * and src and their pitches, the stride, dilation and begin pad along the row, and whether each input's texture
  * is folded; the batch, heights, channel counts, the stride, dilation and pad along the height,
  * the split and the textures' sizes are uniforms, so one shader serves every batch size.
  */
@@ -151,12 +167,12 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
           int n = row / rowSplit.z;
           int y = row - n * rowSplit.z;
           ivec2 diffDstAt;${pairs.map(b => `
-          diffDstAt = diffDstTexelOf(row * ${width}, diffDstCol + ${2 * b});${[...Array(width / 2).keys()].map(j => `${j > 0 ? `
+          diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol + ${2 * b});${[...Array(Math.ceil(width / 2)).keys()].map(j => `${j > 0 ? `
           diffDstAt = diffDstNextRow(diffDstAt);` : ''}
           vec4 d${b}_${j} = readDiffDstAt(diffDstAt);`).join('')}`).join('')}
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
           bool inside = srcY >= 0 && srcY < rowSplit.w;
-          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${srcWidth}, srcCol);${
+          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, srcCol);${
       [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
           srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
           vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.flatMap(kx => pairs.map(b => {

@@ -47,8 +47,9 @@ interface MultiTargetPass {
  * taps for those with one src channel; null for others.
  */
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             paddedBlocks: boolean): MultiTargetPass | null {
-  const dense = planDenseRows(geometry, maxTargets, maxTextureSize, paddedBlocks);
+                             blockRows: {src: number; diffDst: number}): MultiTargetPass | null {
+  const paddedBlocks = blockRows.src > 0 || blockRows.diffDst > 0;
+  const dense = planDenseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (dense !== null) {
     return {
       targetCount: dense.targetCount, targetRows: dense.targetRows, targetColumns: dense.targetColumns,
@@ -103,8 +104,7 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
   const srcInput = inputs[geometry.src.name]!;
   const diffDstInput = inputs[geometry.diffDst.name]!;
   const blockRows = {src: oddBlockRows(webgl, srcInput), diffDst: oddBlockRows(webgl, diffDstInput)};
-  const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'),
-                                   blockRows.src > 0 || blockRows.diffDst > 0);
+  const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), blockRows);
   if (pass === null) return null;
   // Targets first: when they cannot be made, no input has been converted for nothing.
   const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);

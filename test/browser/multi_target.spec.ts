@@ -47,8 +47,11 @@ interface Problem {
   segments?: 'continuous' | 'row starts' | 'rows';
   /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given. */
   depthwiseRows?: boolean;
-  /** Whether dense rows take the problem (planDenseRows); checked when given. */
-  denseRows?: boolean;
+  /**
+   * Whether dense rows take the problem (planDenseRows); checked when given. 'packed': where the
+   * inputs are packed by an op (rows of odd width, read in tfjs's padded blocks), not otherwise.
+   */
+  denseRows?: boolean | 'packed';
   /**
    * Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the
    * shader); checked when given, and the problem then runs as wide tiles, wide taps or thin taps
@@ -137,6 +140,14 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2], padsBegin: [2], padsEnd: [2], filterShape: [4]}, denseRows: true},
   {name: 'dense rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 4],
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], filterShape: [3, 3]}, denseRows: true},
+  {name: 'dense rows, odd widths: 3×3 valid, 4→6, 13 → 11 (MNIST-3×3\'s second layer)', input: [2, 6, 13, 4], outputDelta: [2, 4, 11, 6],
+    attrs: {strides: [1, 1], filterShape: [3, 3]}, denseRows: 'packed'},
+  {name: 'dense rows, odd widths: 3×3 same, 5 → 5, stride 1, 4→4, splits starting mid-image', input: [5, 3, 5, 4], outputDelta: [5, 3, 5, 4],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: 'packed'},
+  {name: 'dense rows, odd src width only: stride 2, 9 → 4', input: [2, 5, 9, 4], outputDelta: [2, 2, 4, 6],
+    attrs: {strides: [2, 2], filterShape: [3, 3]}, denseRows: 'packed'},
+  {name: 'dense rows, odd widths, 1-D: 7 → 5', input: [3, 7, 4], outputDelta: [3, 5, 6],
+    attrs: {strides: [1], filterShape: [3]}, denseRows: 'packed'},
   {name: 'dense 3×3, groups 2: wide tiles', input: [1, 6, 6, 8], outputDelta: [1, 6, 6, 8],
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, denseRows: false},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
@@ -206,7 +217,14 @@ for (const environment of ENVIRONMENTS) {
           expect(planDepthwiseRows(geometry, 8, maxTextureSize, false) !== null).withContext('depthwise rows').toBe(problem.depthwiseRows);
         }
         if (problem.denseRows !== undefined) {
-          expect(planDenseRows(geometry, 8, maxTextureSize, false) !== null).withContext('dense rows').toBe(problem.denseRows);
+          // An op's packed output of odd width W is packed in blocks of W rows (oddBlockRows in filter_gradient_kernel.ts).
+          const packed = tf.env().getBool('WEBGL_PACK');
+          const blockRows = (shape: number[]) => {
+            const width = shape[shape.length - 2];
+            return packed && width % 2 === 1 ? width : 0;
+          };
+          expect(planDenseRows(geometry, 8, maxTextureSize, {src: blockRows(srcShape), diffDst: blockRows(diffDstShape)}) !== null)
+              .withContext('dense rows').toBe(problem.denseRows === true || (problem.denseRows === 'packed' && packed));
         }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
@@ -313,7 +331,7 @@ for (const environment of ENVIRONMENTS) {
         const outputDeltaShape = [2, 4, 4, 4];
         const geometry = computeGeometry('ConvolutionBackpropFilters',
             {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
-        expect(planDenseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)).not.toBeNull();
+        expect(planDenseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), {src: 0, diffDst: 0})).not.toBeNull();
         const inputValues = seededValues(size(inputShape), 17);
         const outputDeltaValues = seededValues(size(outputDeltaShape), 18);
         outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
@@ -362,7 +380,7 @@ for (const environment of ENVIRONMENTS) {
           const timers = (backend as unknown as {activeTimers: Array<{name: string}>}).activeTimers;
           timed = timers.map(timer => timer.name);
         });
-        expect(timed).toContain('WideTilesProgram');
+        expect(timed).toContain('DenseRowsProgram');
         expect(timed).toContain('ArrangeTargetsProgram');
         tf.dispose([input, outputDelta]);
       });
@@ -404,8 +422,8 @@ for (const environment of ENVIRONMENTS) {
       // cannot run, and the single-target program must take over, as exact. (Every tensor here
       // stays within the 64 × 64 texels an unpacked texture may have.)
       const tooWide: Problem[] = [
-        {name: 'dense 2→16, 7×7: 2 tiles × 49 offsets', input: [1, 6, 7, 2], outputDelta: [1, 6, 7, 16],
-          attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [7, 7]}},
+        {name: 'dense 16→2, 9×9: 81 offsets a tile row, 8 src pairs × 9 kernel rows', input: [1, 9, 7, 16], outputDelta: [1, 9, 7, 2],
+          attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [9, 9]}},
         {name: 'depthwise 96 channels, 3×3: 12 blocks of 4 pairs × 3 rows', input: [1, 5, 6, 96], outputDelta: [1, 5, 6, 96],
           attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 96, filterShape: [3, 3]}},
       ];
@@ -415,6 +433,8 @@ for (const environment of ENVIRONMENTS) {
               {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}}, problem.attrs);
           expect(planWideTiles(geometry, 8, 64)).toBeNull();
           expect(planWideTaps(geometry, 8, 64, false)).toBeNull();
+          expect(planDenseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
+          expect(planDepthwiseRows(geometry, 8, 64, false)).toBeNull();
           const inputValues = seededValues(size(problem.input), 5);
           const outputDeltaValues = seededValues(size(problem.outputDelta), 6);
           const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
