@@ -3,7 +3,7 @@ import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 
 /**
@@ -89,17 +89,6 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
           targetColumns: diffDstBlocks * split.splits, srcPitch, diffDstPitch};
-}
-
-/**
- * The view rows from one image row of `width` positions to the next, where every image row
- * starts at a texel (two positions): `width` when even; width + 1 when odd and tfjs packed the
- * texture in blocks of one image row each padded to an even length (PackedTexture.blockRows);
- * null otherwise (an odd row starting mid-texel).
- */
-function rowPitch(width: number, blockRows: number): number | null {
-  if (blockRows === 0) return width % 2 === 0 ? width : null;
-  return blockRows === width ? width + 1 : null;
 }
 
 /**

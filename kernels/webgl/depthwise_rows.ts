@@ -3,7 +3,7 @@ import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
@@ -19,6 +19,9 @@ export interface DepthwiseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** View rows from one image row to the next in src and diffDst (see rowPitch in packed_reads.ts). */
+  readonly srcPitch: number;
+  readonly diffDstPitch: number;
 }
 
 /**
@@ -44,26 +47,29 @@ const TARGET_FRAGMENTS = 512;
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
- * channels-last data, 1-D or 2-D, whose rows are narrow and even (diffDst at most
- * DEPTHWISE_ROWS_MAX_WIDTH positions, src even too), laid out position after position (a view row
- * (n · srcHeight + y) · srcWidth + x), given how many targets a draw may write, the largest
- * texture side tfjs allocates unfolded and whether an input is read in padded blocks; null
- * for any other problem (wide taps then take it).
+ * channels-last data, 1-D or 2-D, with diffDst rows of at most DEPTHWISE_ROWS_MAX_WIDTH
+ * positions, laid out position after position (row (n · height + y) · width + x of the
+ * tensor), each image row starting at a texel of both inputs' textures (see rowPitch in
+ * packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows), given how many targets a
+ * draw may write and the largest texture side tfjs allocates unfolded; null for any other
+ * problem (wide taps then take it).
  */
 export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                                  paddedBlocks: boolean): DepthwiseRows | null {
+                                  blockRows: {readonly src: number; readonly diffDst: number}): DepthwiseRows | null {
   const {src, diffDst, groups} = geometry;
   // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
   const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH);
   if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
-      paddedBlocks || geometry.spatialRank > 2) {
+      geometry.spatialRank > 2) {
     return null;
   }
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const taps = h.kernelSize * w.kernelSize;
   const targetCount = Math.ceil(taps / 2);
   const channelPairs = Math.ceil(groups / 2);
-  if (w.diffDstSize % 2 !== 0 || w.srcSize % 2 !== 0 || w.diffDstSize > maxWidth ||
+  const srcPitch = rowPitch(w.srcSize, blockRows.src);
+  const diffDstPitch = rowPitch(w.diffDstSize, blockRows.diffDst);
+  if (srcPitch === null || diffDstPitch === null || w.diffDstSize > maxWidth ||
       taps * w.diffDstSize > MAX_ROW_PRODUCTS || targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
     return null;
   }
@@ -79,7 +85,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
-  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits};
+  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits, srcPitch, diffDstPitch};
 }
 
 /**
@@ -102,7 +108,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * channel 0, channel 1; tap 2q + 1: channel 0, channel 1).
  *
  * Cache key: the shader text, which bakes in the kernel's height and width, the row widths of
- * diffDst and src, the stride, dilation and begin pad along the row, and whether each input's
+ * diffDst and src and their pitches, the stride, dilation and begin pad along the row, and whether each input's
  * texture is folded; the batch, heights, the stride, dilation and pad along the height, the
  * split and the textures' sizes are uniforms, so one shader serves every batch size.
  */
@@ -130,7 +136,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
           {
             int srcY = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
             bool inside = srcY >= 0 && srcY < rowSplit.w;
-            ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${srcWidth}, col);${
+            ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, col);${
       [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
             srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
             vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.map(kx => {
@@ -153,7 +159,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
         for (int row = rowBegin; row < rowEnd; row++) {
           int n = row / rowSplit.z;
           int y = row - n * rowSplit.z;
-          ivec2 diffDstAt = diffDstTexelOf(row * ${width}, col);${[...Array(width / 2).keys()].map(j => `${j > 0 ? `
+          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, col);${[...Array(Math.ceil(width / 2)).keys()].map(j => `${j > 0 ? `
           diffDstAt = diffDstNextRow(diffDstAt);` : ''}
           vec4 d${j} = readDiffDstAt(diffDstAt);`).join('')}${kernelRows.map(kernelRow).join('')}
         }

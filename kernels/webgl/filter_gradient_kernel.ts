@@ -65,7 +65,7 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
       arrange: () => arrangeWideTilesProgram(geometry, tiles),
     };
   }
-  const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, paddedBlocks);
+  const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (rows !== null) {
     return {
       targetCount: rows.targetCount, targetRows: rows.targetRows, targetColumns: rows.targetColumns,

@@ -133,3 +133,14 @@ export function packedReadsHeader(textures: Inputs): string {
 export function packedReadsUniforms(textures: Inputs): MultiTargetProgram['uniforms'] {
   return (['src', 'diffDst'] as const).flatMap(name => textureUniforms(name, textures[name]));
 }
+
+/**
+ * The view rows from one image row of `width` positions to the next, where every image row
+ * starts at a texel (two positions): `width` when even; width + 1 when odd and tfjs packed the
+ * texture in blocks of one image row each padded to an even length (PackedTexture.blockRows);
+ * null otherwise (an odd row starting mid-texel).
+ */
+export function rowPitch(width: number, blockRows: number): number | null {
+  if (blockRows === 0) return width % 2 === 0 ? width : null;
+  return blockRows === width ? width + 1 : null;
+}

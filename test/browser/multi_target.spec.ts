@@ -45,8 +45,8 @@ interface Problem {
    * when given, and the problem then runs as wide taps even where depthwise rows would take it.
    */
   segments?: 'continuous' | 'row starts' | 'rows';
-  /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given. */
-  depthwiseRows?: boolean;
+  /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given ('packed': as denseRows). */
+  depthwiseRows?: boolean | 'packed';
   /**
    * Whether dense rows take the problem (planDenseRows); checked when given. 'packed': where the
    * inputs are packed by an op (rows of odd width, read in tfjs's padded blocks), not otherwise.
@@ -120,8 +120,12 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, depthwiseRows: true},
   {name: 'depthwise rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 6],
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 6, filterShape: [3, 3]}, depthwiseRows: true},
-  {name: 'depthwise 3×3 same, odd src width: wide taps', input: [1, 5, 9, 4], outputDelta: [1, 3, 5, 4],
-    attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: false},
+  {name: 'depthwise rows, odd widths: 3×3 same, stride 2, 9 → 5', input: [1, 5, 9, 4], outputDelta: [1, 3, 5, 4],
+    attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: 'packed'},
+  {name: 'depthwise rows, odd widths: 3×3 same, 7 → 7 (MobileNet\'s last layers at 224), splits starting mid-image', input: [5, 3, 7, 6],
+    outputDelta: [5, 3, 7, 6], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]}, depthwiseRows: 'packed'},
+  {name: 'depthwise 3-D: wide taps', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 4],
+    attrs: {strides: [1, 1, 1], autoPad: 'same_upper', groups: 4, filterShape: [2, 3, 3]}, depthwiseRows: false},
   {name: 'dense rows: 3×3 same, 3→6 (a half src pair), splits starting mid-image', input: [3, 4, 6, 3], outputDelta: [3, 4, 6, 6],
     attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true},
   {name: 'dense rows: 5×5 valid, 8→16 (MNIST\'s second layer; one diffDst pair a fragment)', input: [2, 12, 12, 8], outputDelta: [2, 8, 8, 16],
@@ -213,17 +217,19 @@ for (const environment of ENVIRONMENTS) {
           expect(segments == null ? 'rows' : segments.continuous ? 'continuous' : 'row starts').withContext('rows in segments')
               .toBe(problem.segments);
         }
+        // An op's packed output of odd width W is packed in blocks of W rows (oddBlockRows in filter_gradient_kernel.ts).
+        const packed = tf.env().getBool('WEBGL_PACK');
+        const blockRowsOf = (shape: number[]) => {
+          const width = shape[shape.length - 2];
+          return packed && width % 2 === 1 ? width : 0;
+        };
+        const blockRows = {src: blockRowsOf(srcShape), diffDst: blockRowsOf(diffDstShape)};
         if (problem.depthwiseRows !== undefined) {
-          expect(planDepthwiseRows(geometry, 8, maxTextureSize, false) !== null).withContext('depthwise rows').toBe(problem.depthwiseRows);
+          expect(planDepthwiseRows(geometry, 8, maxTextureSize, blockRows) !== null).withContext('depthwise rows')
+              .toBe(problem.depthwiseRows === true || (problem.depthwiseRows === 'packed' && packed));
         }
         if (problem.denseRows !== undefined) {
-          // An op's packed output of odd width W is packed in blocks of W rows (oddBlockRows in filter_gradient_kernel.ts).
-          const packed = tf.env().getBool('WEBGL_PACK');
-          const blockRows = (shape: number[]) => {
-            const width = shape[shape.length - 2];
-            return packed && width % 2 === 1 ? width : 0;
-          };
-          expect(planDenseRows(geometry, 8, maxTextureSize, {src: blockRows(srcShape), diffDst: blockRows(diffDstShape)}) !== null)
+          expect(planDenseRows(geometry, 8, maxTextureSize, blockRows) !== null)
               .withContext('dense rows').toBe(problem.denseRows === true || (problem.denseRows === 'packed' && packed));
         }
         const inputValues = seededValues(size(problem.input), 7);
@@ -309,7 +315,7 @@ for (const environment of ENVIRONMENTS) {
         const shape = [2, 4, 4, 4];
         const geometry = computeGeometry('ConvolutionBackpropFilters',
             {input: {shape, dtype: 'float32'}, outputDelta: {shape, dtype: 'float32'}}, attrs);
-        expect(planDepthwiseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)).not.toBeNull();
+        expect(planDepthwiseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), {src: 0, diffDst: 0})).not.toBeNull();
         const inputValues = seededValues(size(shape), 15);
         const outputDeltaValues = seededValues(size(shape), 16);
         outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
@@ -434,7 +440,7 @@ for (const environment of ENVIRONMENTS) {
           expect(planWideTiles(geometry, 8, 64)).toBeNull();
           expect(planWideTaps(geometry, 8, 64, false)).toBeNull();
           expect(planDenseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
-          expect(planDepthwiseRows(geometry, 8, 64, false)).toBeNull();
+          expect(planDepthwiseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
           const inputValues = seededValues(size(problem.input), 5);
           const outputDeltaValues = seededValues(size(problem.outputDelta), 6);
           const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
