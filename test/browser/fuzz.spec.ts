@@ -19,6 +19,8 @@ import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-
 
 import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
 import type {FilterGradientGeometry} from '../../src/geometry';
+import {planDenseRows} from '../../kernels/webgl/dense_rows';
+import {planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
@@ -124,10 +126,15 @@ const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 /**
  * The multi-target passes by name, in the order the kernel tries them (wide taps whose rows run
  * in segments before the others; an input read in padded blocks, which the kernel's plan also
- * weighs, is taken as absent here).
+ * weighs, is taken as absent here: dense and depthwise rows then take only even widths, and
+ * also odd ones where an op packed both inputs).
  */
 const MULTI_TARGET_PLANS = {
+  'dense-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planDenseRows(geometry, maxTargets, maxTextureSize, {src: 0, diffDst: 0}),
   'wide-tiles': planWideTiles,
+  'depthwise-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planDepthwiseRows(geometry, maxTargets, maxTextureSize, {src: 0, diffDst: 0}),
   'wide-tap-segments': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) => {
     const taps = planWideTaps(geometry, maxTargets, maxTextureSize, false);
     return taps?.segments != null ? taps : null;

@@ -17,8 +17,9 @@
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl1, webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
- *                  (wide-tiles, wide-tap-segments: wide taps whose rows run in segments, wide-taps:
- *                  all wide taps, thin-taps); --count still counts the generated ones
+ *                  (dense-rows, wide-tiles, depthwise-rows, wide-tap-segments: wide taps whose rows
+ *                  run in segments, wide-taps: all wide taps, thin-taps); --count still counts the
+ *                  generated ones
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
  * options as client args), as bench/webgl.ts does; webgpu likewise (test/browser/webgpu_fuzz.spec.ts).
