@@ -5,6 +5,7 @@ import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import {readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -74,13 +75,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
       w.kernelSize * diffDstPairs * w.diffDstSize > MAX_ROW_PRODUCTS) {
     return null;
   }
-  const rowsInOrder = (tensor: typeof src, width: number, height: number, axisStride: (axis: typeof w) => number) =>
-      axisStride(w) === tensor.channels && (geometry.spatialRank === 1 || axisStride(h) === width * tensor.channels) &&
-      tensor.batchStride === height * width * tensor.channels;
-  if (!rowsInOrder(src, w.srcSize, h.srcSize, axis => axis.srcStride) ||
-      !rowsInOrder(diffDst, w.diffDstSize, h.diffDstSize, axis => axis.diffDstStride)) {
-    return null;
-  }
+  if (!rowsInOrder(geometry)) return null;
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
   const targetRows = srcPairs * h.kernelSize;
   const maxSplits = Math.floor(maxTextureSize / diffDstBlocks);
@@ -124,18 +119,11 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     ['blocks', 'ivec2', [rows.srcPairs, rows.diffDstBlocks]],
   ];
-  const width = w.diffDstSize;
-  const srcWidth = w.srcSize;
   const B = rows.diffDstPairs;
   const pairs = [...Array(B).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
   const targets = [...Array(rows.targetCount).keys()];
-  // The src columns tap kx meets along the row, with the diffDst position meeting each.
-  const meetings = (kx: number) => [...Array(width).keys()]
-      .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
-      .filter(({column}) => column >= 0 && column < srcWidth);
-  const srcTexels = [...new Set(kernelColumns.flatMap(kx => meetings(kx).map(({column}) => column >> 1)))];
-  const lastTexel = Math.max(-1, ...srcTexels);
+  const {meetings, srcTexels, lastTexel} = rowMeetings(w);
   const sum = (kx: number, b: number) => `sum${kx}_${b}`;
   // A src value as (c0, c0, c1, c1) and a diffDst value as (o0, o1, o0, o1): their product is the 2 × 2 outer product.
   const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
@@ -156,16 +144,12 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
           int n = row / rowSplit.z;
           int y = row - n * rowSplit.z;
           ivec2 diffDstAt;${pairs.map(b => `
-          diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol + ${2 * b});${[...Array(Math.ceil(width / 2)).keys()].map(j => `${j > 0 ? `
-          diffDstAt = diffDstNextRow(diffDstAt);` : ''}
-          vec4 d${b}_${j} = readDiffDstAt(diffDstAt);`).join('')}`).join('')}
+${readDiffDstRow(`row * ${rows.diffDstPitch}`, `diffDstCol + ${2 * b}`, Math.ceil(w.diffDstSize / 2), `d${b}_`, '          ')}`).join('')}
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
           bool inside = srcY >= 0 && srcY < rowSplit.w;
-          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, srcCol);${
-      [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
-          srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
-          vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.flatMap(kx => pairs.map(b => {
-      const terms = meetings(kx).map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
+
+${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}`, 'srcCol', srcTexels, lastTexel, '          ')}${kernelColumns.flatMap(kx => pairs.map(b => {
+      const terms = meetings[kx].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
       return terms.length === 0 ? '' : `
           ${sum(kx, b)} += inside ? ${terms.join(' + ')} : vec4(0.0);`;
     })).join('')}

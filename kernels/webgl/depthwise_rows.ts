@@ -5,6 +5,7 @@ import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import {readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -73,13 +74,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
       taps * w.diffDstSize > MAX_ROW_PRODUCTS || targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
     return null;
   }
-  const rowsInOrder = (tensor: typeof src, width: number, height: number, axisStride: (axis: typeof w) => number) =>
-      axisStride(w) === groups && (geometry.spatialRank === 1 || axisStride(h) === width * groups) &&
-      tensor.batchStride === height * width * groups;
-  if (!rowsInOrder(src, w.srcSize, h.srcSize, axis => axis.srcStride) ||
-      !rowsInOrder(diffDst, w.diffDstSize, h.diffDstSize, axis => axis.diffDstStride)) {
-    return null;
-  }
+  if (!rowsInOrder(geometry)) return null;
   const split = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
@@ -119,28 +114,18 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
   ];
-  const width = w.diffDstSize;
-  const srcWidth = w.srcSize;
   const kernelRows = [...Array(h.kernelSize).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
   const targets = [...Array(rows.targetCount).keys()];
   const half = (position: number) => `${position >> 1}.${position % 2 === 1 ? 'zw' : 'xy'}`;
-  // The src columns tap kx meets along the row, with the diffDst position meeting each.
-  const meetings = (kx: number) => [...Array(width).keys()]
-      .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
-      .filter(({column}) => column >= 0 && column < srcWidth);
-  const srcTexels = [...new Set(kernelColumns.flatMap(kx => meetings(kx).map(({column}) => column >> 1)))];
-  const lastTexel = Math.max(-1, ...srcTexels);
+  const {meetings, srcTexels, lastTexel} = rowMeetings(w);
   const tap = (ky: number, kx: number) => `sum${ky * w.kernelSize + kx}`;
   const kernelRow = (ky: number) => `
           {
             int srcY = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
             bool inside = srcY >= 0 && srcY < rowSplit.w;
-            ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, col);${
-      [...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
-            srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
-            vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}${kernelColumns.map(kx => {
-      const terms = meetings(kx).map(({x, column}) => `s${half(column)} * d${half(x)}`);
+${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}`, 'col', srcTexels, lastTexel, '            ')}${kernelColumns.map(kx => {
+      const terms = meetings[kx].map(({x, column}) => `s${half(column)} * d${half(x)}`);
       return terms.length === 0 ? '' : `
             ${tap(ky, kx)} += inside ? ${terms.join(' + ')} : vec2(0.0);`;
     }).join('')}
@@ -159,9 +144,8 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
         for (int row = rowBegin; row < rowEnd; row++) {
           int n = row / rowSplit.z;
           int y = row - n * rowSplit.z;
-          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, col);${[...Array(Math.ceil(width / 2)).keys()].map(j => `${j > 0 ? `
-          diffDstAt = diffDstNextRow(diffDstAt);` : ''}
-          vec4 d${j} = readDiffDstAt(diffDstAt);`).join('')}${kernelRows.map(kernelRow).join('')}
+          ivec2 diffDstAt;
+${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'col', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${kernelRows.map(kernelRow).join('')}
         }
         ${targets.map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
       }
