@@ -1,4 +1,5 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
@@ -47,6 +48,14 @@ export interface ThinTaps {
  * the step.
  */
 const MAX_TAP_PAIRS = 12;
+/** Tuning flag: the fragments thin taps' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
+export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
+/**
+ * Far fewer fragments than the dense passes aim at (16,384): a thin layer's filter is small
+ * (200 elements at 5 × 5, 1 → 8), so those fragments were hundreds of short splits, each with
+ * its row set-up and its read in pass 2; 512 leaves a few dozen longer ones.
+ */
+const TARGET_FRAGMENTS = 512;
 
 export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): ThinTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || geometry.src.channelsPerGroup !== 1 ||
@@ -68,7 +77,8 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const pairBlocks = Math.ceil(pairsInGroup / pairs);
   const targetColumns = pairBlocks * kernelRows * tapBlocks;
   if (targetColumns > maxTextureSize) return null;
-  const plan = splitReduction(geometry, 2 * taps * pairs, maxTextureSize);
+  const plan = splitReduction(geometry, 2 * taps * pairs, maxTextureSize,
+                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   return {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetRows: plan.splits, targetColumns};
 }
 
