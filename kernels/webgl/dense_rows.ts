@@ -3,9 +3,9 @@ import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import {readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -26,39 +26,32 @@ export interface DenseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
-  /** View rows from one image row to the next in src and diffDst (see rowPitch). */
+  /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
   readonly diffDstPitch: number;
 }
 
 /**
- * Tuning flag: the widest diffDst rows dense rows take (default DENSE_ROWS_MAX_WIDTH; 0 leaves
+ * Tuning flag: the widest diffDst rows dense rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves
  * every dense problem to wide tiles).
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
-export const DENSE_ROWS_MAX_WIDTH = 128;
-/**
- * A row's products are written out one by one in the shader, kernel width × B × row width
- * vec4 multiply-adds of them: 784 at 7 wide over 112 positions (ResNet-50's first layer).
- */
-const MAX_ROW_PRODUCTS = 1024;
 /** Tuning flag: the fragments dense rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
 export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
 const TARGET_FRAGMENTS = 2048;
 
 /**
  * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
- * 1 × 1 and diffDst rows of at most DENSE_ROWS_MAX_WIDTH positions, laid out position after
+ * 1 × 1 and diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions, laid out position after
  * position (row (n · height + y) · width + x of the tensor), each image row starting at a
- * texel of both inputs' textures (see rowPitch; `blockRows`: each input's PackedTexture.blockRows),
- * given how many targets a draw may write and the largest texture side tfjs allocates
+ * texel of both inputs' textures (see rowLayout in written_rows.ts), given how many targets a draw may write and the largest texture side tfjs allocates
  * unfolded; null for any other problem (wide tiles or thin taps then take it).
  */
 export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                               blockRows: {readonly src: number; readonly diffDst: number}): DenseRows | null {
   const {src, diffDst} = geometry;
   // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH);
+  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || geometry.spatialRank > 2) {
     return null;
   }
@@ -69,13 +62,11 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   const srcPairs = Math.ceil(src.channels / 2);
   const allDiffDstPairs = Math.ceil(diffDst.channels / 2);
   const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(8, maxTargets) / w.kernelSize));
-  const srcPitch = rowPitch(w.srcSize, blockRows.src);
-  const diffDstPitch = rowPitch(w.diffDstSize, blockRows.diffDst);
-  if (diffDstPairs < 1 || srcPitch === null || diffDstPitch === null || w.diffDstSize > maxWidth ||
-      w.kernelSize * diffDstPairs * w.diffDstSize > MAX_ROW_PRODUCTS) {
+  const layout = rowLayout(geometry, blockRows);
+  if (diffDstPairs < 1 || layout === null || w.diffDstSize > maxWidth ||
+      w.kernelSize * diffDstPairs * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
     return null;
   }
-  if (!rowsInOrder(geometry)) return null;
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
   const targetRows = srcPairs * h.kernelSize;
   const maxSplits = Math.floor(maxTextureSize / diffDstBlocks);
@@ -83,7 +74,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
-          targetColumns: diffDstBlocks * split.splits, srcPitch, diffDstPitch};
+          targetColumns: diffDstBlocks * split.splits, ...layout};
 }
 
 /**

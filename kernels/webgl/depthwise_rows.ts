@@ -3,9 +3,9 @@ import {tuningFlag} from '../../src/tuning_flags';
 import {ArrangeTargetsProgram} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import {readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -20,23 +20,16 @@ export interface DepthwiseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
-  /** View rows from one image row to the next in src and diffDst (see rowPitch in packed_reads.ts). */
+  /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
   readonly diffDstPitch: number;
 }
 
 /**
- * Tuning flag: the widest diffDst rows depthwise rows take (default DEPTHWISE_ROWS_MAX_WIDTH; 0 leaves
- * every depthwise problem to wide taps).
+ * Tuning flag: the widest diffDst rows depthwise rows take (default WRITTEN_ROWS_MAX_WIDTH; 0
+ * leaves every depthwise problem to wide taps, whose steps loop along the row).
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
-export const DEPTHWISE_ROWS_MAX_WIDTH = 128;
-/**
- * A row's products are written out one by one in the shader, kernel height × width × row
- * width of them: 1,008 at 3 × 3 over 112 positions, which SwiftShader compiles in under a
- * second. Larger rows run as wide taps, whose steps loop along the row.
- */
-const MAX_ROW_PRODUCTS = 1024;
 /** Tuning flag: the fragments depthwise rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
 export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
 /**
@@ -48,10 +41,10 @@ const TARGET_FRAGMENTS = 512;
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
- * channels-last data, 1-D or 2-D, with diffDst rows of at most DEPTHWISE_ROWS_MAX_WIDTH
+ * channels-last data, 1-D or 2-D, with diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH
  * positions, laid out position after position (row (n · height + y) · width + x of the
- * tensor), each image row starting at a texel of both inputs' textures (see rowPitch in
- * packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows), given how many targets a
+ * tensor), each image row starting at a texel of both inputs' textures (see rowLayout in
+ * written_rows.ts), given how many targets a
  * draw may write and the largest texture side tfjs allocates unfolded; null for any other
  * problem (wide taps then take it).
  */
@@ -59,7 +52,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
                                   blockRows: {readonly src: number; readonly diffDst: number}): DepthwiseRows | null {
   const {src, diffDst, groups} = geometry;
   // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH);
+  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
   if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
       geometry.spatialRank > 2) {
     return null;
@@ -68,19 +61,17 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   const taps = h.kernelSize * w.kernelSize;
   const targetCount = Math.ceil(taps / 2);
   const channelPairs = Math.ceil(groups / 2);
-  const srcPitch = rowPitch(w.srcSize, blockRows.src);
-  const diffDstPitch = rowPitch(w.diffDstSize, blockRows.diffDst);
-  if (srcPitch === null || diffDstPitch === null || w.diffDstSize > maxWidth ||
-      taps * w.diffDstSize > MAX_ROW_PRODUCTS || targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
+  const layout = rowLayout(geometry, blockRows);
+  if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS ||
+      targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
     return null;
   }
-  if (!rowsInOrder(geometry)) return null;
   const split = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
-  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits, srcPitch, diffDstPitch};
+  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits, ...layout};
 }
 
 /**

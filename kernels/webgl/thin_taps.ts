@@ -52,8 +52,8 @@ const MAX_TAP_PAIRS = 12;
 export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
 /**
  * Far fewer fragments than the dense passes aim at (16,384): a thin layer's filter is small
- * (200 elements at 5 × 5, 1 → 8), so those fragments were hundreds of short splits, each with
- * its row set-up and its read in pass 2; 512 leaves a few dozen longer ones.
+ * (200 elements at 5 × 5, 1 → 8), so that many fragments would be hundreds of short splits, each
+ * with its row set-up and its read in pass 2; 512 makes a few dozen longer ones.
  */
 const TARGET_FRAGMENTS = 512;
 

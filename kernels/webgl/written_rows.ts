@@ -1,4 +1,5 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {rowPitch} from './packed_reads';
 
 /**
  * What dense rows and depthwise rows (dense_rows.ts, depthwise_rows.ts) share: both write a
@@ -6,12 +7,36 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/ge
  * made, which tap meets which position and which src texels a row's products read.
  */
 
+/** The widest diffDst rows either pass takes by default (its width flag's default). */
+export const WRITTEN_ROWS_MAX_WIDTH = 128;
+/**
+ * The most products a row may write out (depthwise: kernel height × width × row width vec2
+ * multiply-adds; dense: kernel width × B × row width vec4 ones), which bounds the shader's
+ * length: 1,008 at 3 × 3 over 112 positions, 784 at 7 wide over 112 (ResNet-50's first layer),
+ * each compiled by SwiftShader in under a second. Larger rows take the passes that loop.
+ */
+export const MAX_WRITTEN_ROW_PRODUCTS = 1024;
+
+/**
+ * The view rows from one image row to the next in src and diffDst (see rowPitch in
+ * packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows) where both tensors hold
+ * their positions in order (rowsInOrder) and every image row starts at a texel of both
+ * textures; null otherwise.
+ */
+export function rowLayout(geometry: FilterGradientGeometry, blockRows: {readonly src: number; readonly diffDst: number}):
+    {srcPitch: number; diffDstPitch: number} | null {
+  const [, , w] = spatialAxesAs3d(geometry.axes);
+  const srcPitch = rowPitch(w.srcSize, blockRows.src);
+  const diffDstPitch = rowPitch(w.diffDstSize, blockRows.diffDst);
+  return srcPitch === null || diffDstPitch === null || !rowsInOrder(geometry) ? null : {srcPitch, diffDstPitch};
+}
+
 /**
  * Whether both tensors of a channels-last 1-D or 2-D problem hold their positions in order,
  * row (n · height + y) · width + x of the view [positions, channels] — the layout the passes
  * step through a row at a time.
  */
-export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
+function rowsInOrder(geometry: FilterGradientGeometry): boolean {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const inOrder = (tensor: 'src' | 'diffDst') => {
     const {channels, batchStride} = geometry[tensor];

@@ -19,8 +19,9 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
-import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH, planDenseRows} from '../../kernels/webgl/dense_rows';
-import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, planDenseRows} from '../../kernels/webgl/dense_rows';
+import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+import {WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
 import {tuningFlag} from '../../src/tuning_flags';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
@@ -244,18 +245,17 @@ for (const environment of ENVIRONMENTS) {
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const before = resourceCounts();
         // The step loops of wide tiles and wide taps run here even where dense or depthwise rows would take the problem.
-        const rowPasses = [[CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, DEPTHWISE_ROWS_MAX_WIDTH],
-                           [CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MAX_WIDTH]] as const;
-        const widest = rowPasses.map(([flag, fallback]) => tuningFlag(flag, fallback));
+        const rowPasses = [CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH];
+        const widest = rowPasses.map(flag => tuningFlag(flag, WRITTEN_ROWS_MAX_WIDTH));
         if (problem.segments !== undefined || problem.wholeRows !== undefined) {
-          for (const [flag] of rowPasses) tf.env().set(flag, 0);
+          for (const flag of rowPasses) tf.env().set(flag, 0);
         }
         let result: tf.Tensor;
         try {
           result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
                                 convolutionBackpropFilters(input, outputDelta, problem.attrs);
         } finally {
-          rowPasses.forEach(([flag], i) => tf.env().set(flag, widest[i]));
+          rowPasses.forEach((flag, i) => tf.env().set(flag, widest[i]));
         }
         expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
             .withContext('the multi-target draw ran').toBe(true);
@@ -308,50 +308,37 @@ for (const environment of ENVIRONMENTS) {
         tf.dispose([input, outputDelta, result]);
       });
 
-      it('keeps NaN and ±Infinity exact in depthwise rows (kernel rows in the pads and taps past a row\'s ends add nothing)', () => {
-        // Non-finite diffDst values where some taps meet a pad: row 0 (kernel row 0 above the
-        // image, its src row read clamped), row 3 (kernel row 2 below), column 0 (tap 0 left of it).
-        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
-        const shape = [2, 4, 4, 4];
-        const geometry = computeGeometry('ConvolutionBackpropFilters',
-            {input: {shape, dtype: 'float32'}, outputDelta: {shape, dtype: 'float32'}}, attrs);
-        expect(planDepthwiseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), {src: 0, diffDst: 0})).not.toBeNull();
-        const inputValues = seededValues(size(shape), 15);
-        const outputDeltaValues = seededValues(size(shape), 16);
-        outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
-        outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
-        outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
-        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
-        const input = place(inputValues, shape);
-        const outputDelta = place(outputDeltaValues, shape);
-        const result = convolutionBackpropFilters(input, outputDelta, attrs);
-        expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
-        // Of channels 1-3's 9 taps each, the 3 that meet their special only in a pad stay finite.
-        expect(Array.from(expected).filter(Number.isFinite).length).toBe(9 + 3 * 3);
-        tf.dispose([input, outputDelta, result]);
-      });
-
-      it('keeps NaN and ±Infinity exact in dense rows (kernel rows in the pads and taps past a row\'s ends add nothing)', () => {
-        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]};
-        const inputShape = [2, 4, 4, 2];
-        const outputDeltaShape = [2, 4, 4, 4];
-        const geometry = computeGeometry('ConvolutionBackpropFilters',
-            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
-        expect(planDenseRows(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), {src: 0, diffDst: 0})).not.toBeNull();
-        const inputValues = seededValues(size(inputShape), 17);
-        const outputDeltaValues = seededValues(size(outputDeltaShape), 18);
-        outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
-        outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
-        outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
-        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
-        const input = place(inputValues, inputShape);
-        const outputDelta = place(outputDeltaValues, outputDeltaShape);
-        const result = convolutionBackpropFilters(input, outputDelta, attrs);
-        expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
-        // Of diffDst channels 1-3's 9 taps (each with 2 src channels), the 3 that meet their special only in a pad stay finite.
-        expect(Array.from(expected).filter(Number.isFinite).length).toBe(2 * (9 + 3 * 3));
-        tf.dispose([input, outputDelta, result]);
-      });
+      // Non-finite diffDst values where some taps meet a pad (3 × 3, same padding, 4 × 4 images):
+      // row 0 (kernel row 0 above the image, its src row read clamped), row 3 (kernel row 2
+      // below), column 0 (tap 0 left of it). Of diffDst channels 1-3's 9 taps each (with each src
+      // channel), the 3 that meet their special only in a pad stay finite.
+      const rowPassSpecials = [
+        {pass: 'depthwise rows', srcChannels: 4, groups: 4, plan: planDepthwiseRows, seed: 15},
+        {pass: 'dense rows', srcChannels: 2, groups: 1, plan: planDenseRows, seed: 17},
+      ];
+      for (const {pass, srcChannels, groups, plan, seed} of rowPassSpecials) {
+        it(`keeps NaN and ±Infinity exact in ${pass} (kernel rows in the pads and taps past a row's ends add nothing)`, () => {
+          const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups, filterShape: [3, 3]};
+          const inputShape = [2, 4, 4, srcChannels];
+          const outputDeltaShape = [2, 4, 4, 4];
+          const geometry = computeGeometry('ConvolutionBackpropFilters',
+              {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+          expect(plan(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), {src: 0, diffDst: 0})).not.toBeNull();
+          const inputValues = seededValues(size(inputShape), seed);
+          const outputDeltaValues = seededValues(size(outputDeltaShape), seed + 1);
+          outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
+          outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
+          outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
+          const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+          const input = place(inputValues, inputShape);
+          const outputDelta = place(outputDeltaValues, outputDeltaShape);
+          const result = convolutionBackpropFilters(input, outputDelta, attrs);
+          expect(compareWithReference(result.dataSync(), expected, 1e-4, 1e-4)).toBeUndefined();
+          const srcChannelsPerGroup = srcChannels / groups;
+          expect(Array.from(expected).filter(Number.isFinite).length).toBe(srcChannelsPerGroup * (9 + 3 * 3));
+          tf.dispose([input, outputDelta, result]);
+        });
+      }
 
       it('keeps a NaN in src out of the taps that do not read it where diffDst rows are one position, packed in blocks of one row', () => {
         // The transposed op's diffDst (its input, made by a packed op) has rows of width 1, which
