@@ -175,7 +175,8 @@ function parseOptions(argv: readonly string[]): Options {
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
 const OWN_PROGRAMS = new Set([
   'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'WideTapsProgram',
-  'ArrangeTargetsProgram', 'ThinTapsProgram', 'DepthwiseRowsProgram', 'DenseRowsProgram',
+  'ArrangeTargetsProgram', 'ArrangeChannelTexelsProgram', 'SumTargetSplitsProgram', 'ThinTapsProgram', 'DepthwiseRowsProgram',
+  'DenseRowsProgram',
 ]);
 
 const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);

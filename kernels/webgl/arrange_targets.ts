@@ -4,15 +4,50 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {decodeFilterIndex, filterAxesInLayoutOrder} from './filter_gradient_program';
 
 /**
- * Pass 2 after a multi-target pass 1 (wide tiles or wide taps): adds the splits of each filter
- * element from the target that holds it and writes the element where the requested layout
- * puts it, [filterSize]. The targets are read as the packed textures they are (tfjs would
- * otherwise unpack each first): a read is a texel, the element one of its lanes.
- *
- * `locate` is GLSL that, given the element's canonical indices (diffDstChannel, srcChannel,
- * ivec3 k) and the uniforms `int tiling[]` and `ivec3 kernelSize`, sets `int target`, the
- * element-coordinates `row` and `col` of its texel in split 0, `lane`, and `ivec2 splitStep` (the
- * element rows and columns from one split's texel to the next's).
+ * Where a multi-target pass 1 keeps each filter element: `locate` is GLSL that, given the
+ * element's canonical indices (int diffDstChannel, int srcChannel, ivec3 k) and the uniforms
+ * `int tiling[]` (the pass's `tiling` values) and `ivec3 kernelSize`, sets `int target`, the
+ * element coordinates `row` and `col` of its texel (even: texel (col / 2, row / 2)) in split 0,
+ * and `lane`.
+ */
+export interface TargetLocation {
+  readonly targetCount: number;
+  readonly tiling: readonly number[];
+  readonly locate: string;
+}
+
+/**
+ * GLSL reading the texel at `texel` of the target `target` into `vec4 chosen`: every target's
+ * texel is read and one kept by a select, not a chain of `if (target == t)` (SwiftShader runs
+ * the body of every branch of such a chain for a group of fragments anyway).
+ */
+function readChosenTarget(targetCount: number): string {
+  const names = [...Array(targetCount).keys()].map(t => `target${t}`);
+  return `${names.map(name => `
+        vec4 ${name}Texel = texelFetch(${name}, texel, 0);`).join('')}
+        vec4 chosen = ${names.slice(0, -1).map((name, t) => `target == ${t} ? ${name}Texel : `).join('')}${
+      names[names.length - 1]}Texel;`;
+}
+
+/** The uniforms both arrangements declare, and their values. */
+function locationUniforms(geometry: FilterGradientGeometry, location: TargetLocation, extra: Array<{name: string; arrayIndex: number; values: number[]}>) {
+  const [d, h, w] = spatialAxesAs3d(geometry.axes);
+  const uniforms = [
+    {name: 'kernelSize', type: 'ivec3' as const, values: [d.kernelSize, h.kernelSize, w.kernelSize]},
+    {name: 'tiling', type: 'int' as const, arrayIndex: location.tiling.length, values: [...location.tiling]},
+    ...extra.map(uniform => ({...uniform, type: 'int' as const})),
+  ];
+  return {
+    customUniforms: uniforms.map(({name, type, arrayIndex}) => ({name, type, arrayIndex})),
+    values: uniforms.map(uniform => uniform.values),
+  };
+}
+
+/**
+ * Pass 2 after a multi-target pass 1 (after SumTargetSplitsProgram when pass 1 split the
+ * reduction: the targets hold one split): writes each filter element, from the target lane
+ * that holds it, where the requested layout puts it, [filterSize] unpacked. The targets are
+ * read as the packed textures they are (tfjs would otherwise unpack each first).
  *
  * Cache key: the locating text (it bakes in the tile shape or taps per fragment), the number of
  * targets and the order of the filter axes; with shape uniforms, no shapes.
@@ -26,28 +61,86 @@ export class ArrangeTargetsProgram implements GPGPUProgram {
   readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
   private readonly uniformValues: number[][];
 
-  constructor(geometry: FilterGradientGeometry, targetCount: number, tiling: number[], splits: number, locate: string) {
-    this.variableNames = Array.from({length: targetCount}, (_, t) => `target${t}`);
+  constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
+    this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
     this.outputShape = [geometry.filterSize];
-    const [d, h, w] = spatialAxesAs3d(geometry.axes);
     const filterAxes = filterAxesInLayoutOrder(geometry);
-    this.customUniforms = [
-      {name: 'filterAxisStrides', type: 'int', arrayIndex: filterAxes.length},
-      {name: 'kernelSize', type: 'ivec3'},
-      {name: 'tiling', type: 'int', arrayIndex: tiling.length},
-      {name: 'splits', type: 'int', arrayIndex: 1},
-    ];
-    this.uniformValues = [filterAxes.map(axis => axis.stride), [d.kernelSize, h.kernelSize, w.kernelSize], tiling, [splits]];
-    const reads = this.variableNames.map((name, t) => `${t > 0 ? ' else ' : ''}if (target == ${t}) {
-          for (int s = 0; s < splits[0]; s++) sum += get${name[0].toUpperCase()}${name.slice(1)}(row + s * splitStep.x, col + s * splitStep.y)[lane];
-        }`).join('');
+    const {customUniforms, values} = locationUniforms(geometry, location, [
+      {name: 'filterAxisStrides', arrayIndex: filterAxes.length, values: filterAxes.map(axis => axis.stride)},
+    ]);
+    this.customUniforms = customUniforms;
+    this.uniformValues = values;
     this.userCode = `
       void main() {
         int rest = getOutputCoords();
-        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}${locate}
-        float sum = 0.0;
-        ${reads}
-        setOutput(sum);
+        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}${location.locate}
+        ivec2 texel = ivec2(col, row) / 2;${readChosenTarget(location.targetCount)}
+        setOutput(chosen[lane]);
+      }
+    `;
+  }
+
+  uniforms(): number[][] {
+    return this.uniformValues;
+  }
+}
+
+/**
+ * Whether ArrangeChannelTexelsProgram can write this filter: a 1-D or 2-D problem whose filter
+ * layout has the channels innermost ([k…, C/G, O] or [k…, O, C/G]), each axis the size its
+ * shape says.
+ */
+export function channelsInnermost(geometry: FilterGradientGeometry): boolean {
+  const axes = filterAxesInLayoutOrder(geometry);
+  const inner = axes.slice(-2).map(axis => axis.role).sort().join();
+  return geometry.spatialRank <= 2 && inner === 'diffDstChannel,srcChannel' &&
+      axes.every((axis, i) => axis.size === geometry.filterShape[i]);
+}
+
+/**
+ * Pass 2 after wide tiles or dense rows (after SumTargetSplitsProgram when pass 1 split the
+ * reduction) for filters whose layout has the channels innermost (channelsInnermost): the
+ * result is packed, and a texel of it — two src channels × two diffDst channels of one kernel
+ * offset ([k…, C/G, O]), or the same transposed ([k…, O, C/G]) — is one texel of a target,
+ * whose lanes hold (s0·d0, s0·d1, s1·d0, s1·d1). A fragment locates one texel, where
+ * ArrangeTargetsProgram locates each element (on SwiftShader its integer divisions cost more
+ * than the read). Lanes past the last channel of an odd count are written as 0.
+ *
+ * Cache key: the locating text, the number of targets, the order of the filter axes and the
+ * filter's rank; with shape uniforms, no shapes.
+ */
+export class ArrangeChannelTexelsProgram implements GPGPUProgram {
+  readonly variableNames: string[];
+  readonly outputShape: number[];
+  readonly userCode: string;
+  readonly enableShapeUniforms = true;
+  readonly packedInputs = true;
+  readonly packedOutput = true;
+  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
+  private readonly uniformValues: number[][];
+
+  constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
+    this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
+    this.outputShape = [...geometry.filterShape];
+    const filterAxes = filterAxesInLayoutOrder(geometry);
+    const diffDstInner = filterAxes[filterAxes.length - 1].role === 'diffDstChannel';
+    const {customUniforms, values} = locationUniforms(geometry, location, [
+      {name: 'channels', arrayIndex: 2, values: [geometry.src.channelsPerGroup, geometry.groups * geometry.diffDst.channelsPerGroup]},
+    ]);
+    this.customUniforms = customUniforms;
+    this.uniformValues = values;
+    // getOutputCoords gives the texel's first element: its two innermost coordinates are even.
+    this.userCode = `
+      void main() {
+        ivec${filterAxes.length} coords = getOutputCoords();
+        ivec3 k = ivec3(0, 0, 0);${filterAxes.map((axis, i) => `
+        ${axis.role.startsWith('k.') ? axis.role : `int ${axis.role}`} = coords[${i}];`).join('')}${location.locate}
+        ivec2 texel = ivec2(col, row) / 2;${readChosenTarget(location.targetCount)}
+        // Selected, not multiplied by 0: 0 · Infinity is NaN.
+        bool secondInner = ${diffDstInner ? 'diffDstChannel + 1 < channels[1]' : 'srcChannel + 1 < channels[0]'};
+        bool secondOuter = ${diffDstInner ? 'srcChannel + 1 < channels[0]' : 'diffDstChannel + 1 < channels[1]'};
+        bvec4 outside = bvec4(false, !secondInner, !secondOuter, !(secondInner && secondOuter));
+        setOutput(mix(${diffDstInner ? 'chosen' : 'chosen.xzyw'}, vec4(0.0), outside));
       }
     `;
   }

@@ -1,10 +1,11 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {ArrangeTargetsProgram} from './arrange_targets';
+import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
 import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
@@ -26,6 +27,8 @@ export interface DenseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits). */
+  readonly targetSplits: TargetSplits;
   /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
   readonly diffDstPitch: number;
@@ -74,7 +77,8 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
-          targetColumns: diffDstBlocks * split.splits, ...layout};
+          targetColumns: diffDstBlocks * split.splits,
+          targetSplits: {splits: split.splits, rowStep: 0, columnStep: diffDstBlocks}, ...layout};
 }
 
 /**
@@ -153,19 +157,18 @@ ${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitc
 }
 
 /**
- * Pass 2 after denseRowsProgram: each element's target (kx · B + its pair in the block), texel
- * (kernel row, src pair; diffDst block, split 0) and lane (see ArrangeTargetsProgram).
+ * Where denseRowsProgram leaves each element: its target (kx · B + its pair in the block),
+ * texel (kernel row, src pair; diffDst block, split 0) and lane (see TargetLocation).
  */
-export function arrangeDenseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows): ArrangeTargetsProgram {
+export function denseRowsTargetLocation(rows: DenseRows): TargetLocation {
   const B = rows.diffDstPairs;
   // tiling: src pairs, diffDst blocks
-  return new ArrangeTargetsProgram(geometry, rows.targetCount, [rows.srcPairs, rows.diffDstBlocks], rows.plan.splits, `
+  return {targetCount: rows.targetCount, tiling: [rows.srcPairs, rows.diffDstBlocks], locate: `
         int diffDstPair = diffDstChannel / 2;
         int block = diffDstPair / ${B};
         int target = k.z * ${B} + diffDstPair - block * ${B};
         int srcPair = srcChannel / 2;
         int lane = 2 * (srcChannel - 2 * srcPair) + diffDstChannel - 2 * diffDstPair;
         int row = 2 * (k.y * tiling[0] + srcPair);
-        int col = 2 * block;
-        ivec2 splitStep = ivec2(0, 2 * tiling[1]);`);
+        int col = 2 * block;`};
 }

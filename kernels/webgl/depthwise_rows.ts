@@ -1,10 +1,11 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {ArrangeTargetsProgram} from './arrange_targets';
+import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
 import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
@@ -20,6 +21,8 @@ export interface DepthwiseRows {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits). */
+  readonly targetSplits: TargetSplits;
   /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
   readonly diffDstPitch: number;
@@ -71,7 +74,8 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
-  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits, ...layout};
+  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits,
+          targetSplits: {splits: plan.splits, rowStep: 0, columnStep: 1}, ...layout};
 }
 
 /**
@@ -146,16 +150,15 @@ ${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'col', Math.ceil(w.diffDstSize / 
 }
 
 /**
- * Pass 2 after depthwiseRowsProgram: each element's target (its tap / 2), texel (its channel
- * pair, split 0) and lane (see ArrangeTargetsProgram).
+ * Where depthwiseRowsProgram leaves each element: its target (its tap / 2), texel (its channel
+ * pair, split 0) and lane (see TargetLocation).
  */
-export function arrangeDepthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows): ArrangeTargetsProgram {
-  return new ArrangeTargetsProgram(geometry, rows.targetCount, [1], rows.plan.splits, `
+export function depthwiseRowsTargetLocation(rows: DepthwiseRows): TargetLocation {
+  return {targetCount: rows.targetCount, tiling: [1], locate: `
         int tap = k.y * kernelSize.z + k.z;
         int target = tap / 2;
         int pair = diffDstChannel / 2;
         int lane = 2 * (tap - 2 * target) + diffDstChannel - 2 * pair;
         int row = 2 * pair;
-        int col = 0;
-        ivec2 splitStep = ivec2(0, 2);`);
+        int col = 0;`};
 }

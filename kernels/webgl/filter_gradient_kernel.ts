@@ -6,15 +6,16 @@ import type {FilterGradientGeometry} from '../../src/geometry';
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
-import type {ArrangeTargetsProgram} from './arrange_targets';
+import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram, channelsInnermost, TargetLocation} from './arrange_targets';
 import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
 import type {PackedTexture} from './packed_reads';
-import {arrangeDenseRowsProgram, denseRowsProgram, planDenseRows} from './dense_rows';
-import {arrangeDepthwiseRowsProgram, depthwiseRowsProgram, planDepthwiseRows} from './depthwise_rows';
+import {denseRowsProgram, denseRowsTargetLocation, planDenseRows} from './dense_rows';
+import {depthwiseRowsProgram, depthwiseRowsTargetLocation, planDepthwiseRows} from './depthwise_rows';
 import {planReduction} from './reduction_plan';
-import {arrangeThinTapsProgram, planThinTaps, thinTapsProgram} from './thin_taps';
-import {arrangeWideTapsProgram, planWideTaps, wideTapsProgram} from './wide_taps';
-import {arrangeWideTilesProgram, planWideTiles, wideTilesProgram} from './wide_tiles';
+import {splitBlockShape, sumTargetSplitsProgram, TargetSplits} from './sum_target_splits';
+import {planThinTaps, thinTapsProgram, thinTapsTargetLocation} from './thin_taps';
+import {planWideTaps, wideTapsProgram, wideTapsTargetLocation} from './wide_taps';
+import {planWideTiles, wideTilesProgram, wideTilesTargetLocation} from './wide_tiles';
 
 /**
  * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems (dense:
@@ -32,13 +33,17 @@ export function registerMultiTargetFlag() {
   flagRegistered = true;
 }
 
-/** A multi-target pass 1 planned for a problem, and its pass 2. */
+type Textures = {src: PackedTexture; diffDst: PackedTexture};
+
+/** A multi-target pass 1 planned for a problem, and where it leaves each filter element. */
 interface MultiTargetPass {
-  readonly targetCount: number;
   readonly targetRows: number;
   readonly targetColumns: number;
-  program(textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram;
-  arrange(): ArrangeTargetsProgram;
+  readonly targetSplits: TargetSplits;
+  readonly location: TargetLocation;
+  /** Whether a target texel holds two src × two diffDst channels of one kernel offset (ArrangeChannelTexelsProgram). */
+  readonly channelTexels: boolean;
+  program(textures: Textures): MultiTargetProgram;
 }
 
 /**
@@ -49,45 +54,28 @@ interface MultiTargetPass {
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              blockRows: {src: number; diffDst: number}): MultiTargetPass | null {
   const paddedBlocks = blockRows.src > 0 || blockRows.diffDst > 0;
+  const pass = (plan: {targetRows: number; targetColumns: number; targetSplits: TargetSplits}, location: TargetLocation,
+                channelTexels: boolean, program: (textures: Textures) => MultiTargetProgram): MultiTargetPass =>
+      ({targetRows: plan.targetRows, targetColumns: plan.targetColumns, targetSplits: plan.targetSplits, location, channelTexels, program});
   const dense = planDenseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (dense !== null) {
-    return {
-      targetCount: dense.targetCount, targetRows: dense.targetRows, targetColumns: dense.targetColumns,
-      program: textures => denseRowsProgram(geometry, dense, textures),
-      arrange: () => arrangeDenseRowsProgram(geometry, dense),
-    };
+    return pass(dense, denseRowsTargetLocation(dense), true, textures => denseRowsProgram(geometry, dense, textures));
   }
   const tiles = planWideTiles(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (tiles !== null) {
-    return {
-      targetCount: tiles.srcPairs * tiles.diffDstPairs, targetRows: tiles.targetRows, targetColumns: tiles.targetColumns,
-      program: textures => wideTilesProgram(geometry, tiles, textures),
-      arrange: () => arrangeWideTilesProgram(geometry, tiles),
-    };
+    return pass(tiles, wideTilesTargetLocation(geometry, tiles), true, textures => wideTilesProgram(geometry, tiles, textures));
   }
   const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (rows !== null) {
-    return {
-      targetCount: rows.targetCount, targetRows: rows.targetRows, targetColumns: rows.targetColumns,
-      program: textures => depthwiseRowsProgram(geometry, rows, textures),
-      arrange: () => arrangeDepthwiseRowsProgram(geometry, rows),
-    };
+    return pass(rows, depthwiseRowsTargetLocation(rows), false, textures => depthwiseRowsProgram(geometry, rows, textures));
   }
   const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (taps !== null) {
-    return {
-      targetCount: Math.ceil(taps.taps / 2), targetRows: taps.targetRows, targetColumns: taps.targetColumns,
-      program: textures => wideTapsProgram(geometry, taps, textures),
-      arrange: () => arrangeWideTapsProgram(geometry, taps),
-    };
+    return pass(taps, wideTapsTargetLocation(taps), false, textures => wideTapsProgram(geometry, taps, textures));
   }
   const thin = planThinTaps(geometry, maxTargets, maxTextureSize);
   if (thin !== null) {
-    return {
-      targetCount: Math.ceil(thin.taps / 2) * thin.pairs, targetRows: thin.targetRows, targetColumns: thin.targetColumns,
-      program: textures => thinTapsProgram(geometry, thin, textures),
-      arrange: () => arrangeThinTapsProgram(geometry, thin),
-    };
+    return pass(thin, thinTapsTargetLocation(thin), false, textures => thinTapsProgram(geometry, thin, textures));
   }
   return null;
 }
@@ -106,9 +94,18 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
   const blockRows = {src: oddBlockRows(webgl, srcInput), diffDst: oddBlockRows(webgl, diffDstInput)};
   const pass = planMultiTargetPass(geometry, maxRenderTargets(webgl), env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), blockRows);
   if (pass === null) return null;
-  // Targets first: when they cannot be made, no input has been converted for nothing.
-  const targets = makeTargets(webgl, pass.targetCount, pass.targetRows, pass.targetColumns);
+  // Targets first: when they cannot be made, no input has been converted for nothing. Where
+  // pass 1 splits the reduction, SumTargetSplitsProgram adds each target's splits into a target
+  // of one split's size before the arrangement reads them.
+  const {targetCount} = pass.location;
+  const splits = pass.targetSplits.splits;
+  const targets = makeTargets(webgl, targetCount, pass.targetRows, pass.targetColumns);
   if (targets === null) return null;
+  const summed = splits > 1 ? makeTargets(webgl, targetCount, ...splitBlockShape(pass.targetRows, pass.targetColumns, pass.targetSplits)) : [];
+  if (summed === null) {
+    for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
+    return null;
+  }
   const src = blockRows.src > 0 ? {view: paddedBlocksView(srcInput, blockRows.src)} : matrixView(webgl, srcInput, true);
   const diffDst = blockRows.diffDst > 0 ? {view: paddedBlocksView(diffDstInput, blockRows.diffDst)} :
                                           matrixView(webgl, diffDstInput, true);
@@ -121,10 +118,12 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     const program = pass.program({src: texture(src.view, srcLayout, blockRows.src),
                                   diffDst: texture(diffDst.view, diffDstLayout, blockRows.diffDst)});
     runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
-    const arrange = pass.arrange();
-    return webgl.runWebGLProgram(arrange, targets, 'float32', arrange.uniforms());
+    if (splits > 1) runMultiTarget(webgl, sumTargetSplitsProgram(targetCount, pass.targetSplits), targets, summed);
+    const arrange = pass.channelTexels && channelsInnermost(geometry) ?
+        new ArrangeChannelTexelsProgram(geometry, pass.location) : new ArrangeTargetsProgram(geometry, pass.location);
+    return webgl.runWebGLProgram(arrange, splits > 1 ? summed : targets, 'float32', arrange.uniforms());
   } finally {
-    for (const temporary of [...targets, src.temporary, diffDst.temporary]) {
+    for (const temporary of [...targets, ...summed, src.temporary, diffDst.temporary]) {
       if (temporary !== undefined) webgl.disposeIntermediateTensorInfo(temporary);
     }
   }
@@ -238,8 +237,9 @@ function textureLayout(backend: MathBackendWebGL, view: TensorInfo, packed: bool
 /**
  * The webgl kernel of either op: geometry once, pass 1 (partial sums over splits of the
  * reduction, per 2×2 channel tile, 4 kernel taps or filter element), pass 2 (sum of the splits, and for
- * tiles the filter layout) when needed, and the result — an unpacked, row-major texture —
- * handed out under the filter's shape without a copy.
+ * tiles the filter layout) when needed, and the result — an unpacked, row-major texture, or
+ * packed for the filter's shape where ArrangeChannelTexelsProgram wrote it — handed out under
+ * the filter's shape without a copy.
  */
 function filterGradientKernel(op: OpName): KernelFunc {
   return ({inputs, backend, attrs}): TensorInfo => {

@@ -1,9 +1,10 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {ArrangeTargetsProgram} from './arrange_targets';
+import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
 
 /**
@@ -28,6 +29,8 @@ export interface ThinTaps {
   /** Each target's texels: [splits, pairBlocks · kernelRows · tapBlocks], the kernel block fastest along a row. */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits). */
+  readonly targetSplits: TargetSplits;
 }
 
 /**
@@ -79,7 +82,8 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   if (targetColumns > maxTextureSize) return null;
   const plan = splitReduction(geometry, 2 * taps * pairs, maxTextureSize,
                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
-  return {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetRows: plan.splits, targetColumns};
+  return {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetRows: plan.splits, targetColumns,
+          targetSplits: {splits: plan.splits, rowStep: 1, columnStep: 0}};
 }
 
 /**
@@ -171,13 +175,13 @@ ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 
 }
 
 /**
- * Pass 2 after thinTapsProgram: each element's texel and lane in the targets' packed views
- * [2 · splits, 2 · pair blocks · kernel blocks] (see ArrangeTargetsProgram).
+ * Where thinTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
+ * [2 · splits, 2 · pair blocks · kernel blocks] (see TargetLocation).
  */
-export function arrangeThinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps): ArrangeTargetsProgram {
+export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
   const {taps, pairs} = thin;
   // tiling: tap blocks, kernel rows
-  return new ArrangeTargetsProgram(geometry, Math.ceil(taps / 2) * pairs, [thin.tapBlocks, thin.kernelRows], thin.plan.splits, `
+  return {targetCount: Math.ceil(taps / 2) * pairs, tiling: [thin.tapBlocks, thin.kernelRows], locate: `
         int tapBlock = k.z / ${taps};
         int tap = k.z - tapBlock * ${taps};
         int pair = diffDstChannel / 2;
@@ -186,6 +190,5 @@ export function arrangeThinTapsProgram(geometry: FilterGradientGeometry, thin: T
         int lane = 2 * (tap - 2 * (tap / 2)) + diffDstChannel - 2 * pair;
         int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
         int row = 0;
-        int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);
-        ivec2 splitStep = ivec2(2, 0);`);
+        int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);`};
 }

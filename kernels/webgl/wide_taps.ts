@@ -1,9 +1,10 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {ArrangeTargetsProgram} from './arrange_targets';
+import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
 
@@ -27,6 +28,8 @@ export interface WideTaps {
    */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits). */
+  readonly targetSplits: TargetSplits;
 }
 
 /**
@@ -83,7 +86,8 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
   const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
       planSegments(geometry, paddedBlocks) : null;
-  return {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetRows: 2 * plan.splits, targetColumns};
+  return {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetRows: 2 * plan.splits, targetColumns,
+          targetSplits: {splits: plan.splits, rowStep: 2, columnStep: 0}};
 }
 
 /**
@@ -183,14 +187,14 @@ ${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuo
 }
 
 /**
- * Pass 2 after wideTapsProgram: each element's texel and lane in the targets' packed views
+ * Where wideTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
  * [2 · texel rows, 2 · texel columns], in blocks of 2×2 texels for 4 consecutive channel
- * pairs (see wideTapsProgram and ArrangeTargetsProgram).
+ * pairs (see wideTapsProgram and TargetLocation).
  */
-export function arrangeWideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps): ArrangeTargetsProgram {
+export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
   const {taps} = wide;
   // tiling: tap blocks, kernel rows
-  return new ArrangeTargetsProgram(geometry, Math.ceil(taps / 2), [wide.tapBlocks, wide.kernelRows], wide.plan.splits, `
+  return {targetCount: Math.ceil(taps / 2), tiling: [wide.tapBlocks, wide.kernelRows], locate: `
         int tapBlock = k.z / ${taps};
         int tap = k.z - tapBlock * ${taps};
         int target = tap / 2;
@@ -199,6 +203,5 @@ export function arrangeWideTapsProgram(geometry: FilterGradientGeometry, wide: W
         int pairInBlock = pair - 4 * (pair / 4);
         int kernelBlock = (k.x * kernelSize.y + k.y) * tiling[0] + tapBlock;
         int row = 2 * (pairInBlock / 2);
-        int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));
-        ivec2 splitStep = ivec2(4, 0);`);
+        int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));`};
 }

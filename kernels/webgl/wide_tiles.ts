@@ -1,9 +1,10 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {ArrangeTargetsProgram} from './arrange_targets';
+import type {TargetLocation} from './arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
 
 /**
@@ -27,6 +28,8 @@ export interface WideTiles {
   /** Each target's texels: [splits · groups · srcBlocks, diffDstBlocks · kernel volume]. */
   readonly targetRows: number;
   readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits). */
+  readonly targetSplits: TargetSplits;
 }
 
 /**
@@ -71,6 +74,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
     srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, pointwise, plan,
     targetRows: plan.splits * tilesPerSplit,
     targetColumns: diffDstBlocks * kernelVolume,
+    targetSplits: {splits: plan.splits, rowStep: tilesPerSplit, columnStep: 0},
   };
 }
 
@@ -91,7 +95,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * slower: the shader's size cost more than the read.) Texel halves
  * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
- * arrangeWideTilesProgram never reads.
+ * the arrangement never reads.
  *
  * Cache key: the shader text, which bakes in the tile shape (srcPairs, diffDstPairs), whether
  * the problem is pointwise, whether the stride along the row is 1 and whether each input's
@@ -263,15 +267,15 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
 }
 
 /**
- * Pass 2 after wideTilesProgram: each element's texel and lane in the targets' packed views
- * [2 · texel rows, 2 · texel columns] (see ArrangeTargetsProgram).
+ * Where wideTilesProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
+ * [2 · texel rows, 2 · texel columns] (see TargetLocation).
  */
-export function arrangeWideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles): ArrangeTargetsProgram {
+export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles: WideTiles): TargetLocation {
   const {srcPairs, diffDstPairs} = tiles;
   const kernelVolume = geometry.axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
-  // tiling: diffDst channels per group, src blocks, kernel volume, groups
-  const tiling = [geometry.diffDst.channelsPerGroup, tiles.srcBlocks, kernelVolume, geometry.groups];
-  return new ArrangeTargetsProgram(geometry, srcPairs * diffDstPairs, tiling, tiles.plan.splits, `
+  // tiling: diffDst channels per group, src blocks, kernel volume
+  const tiling = [geometry.diffDst.channelsPerGroup, tiles.srcBlocks, kernelVolume];
+  return {targetCount: srcPairs * diffDstPairs, tiling, locate: `
         int group = diffDstChannel / tiling[0];
         int diffDstInGroup = diffDstChannel - group * tiling[0];
         int srcBlock = srcChannel / ${2 * srcPairs};
@@ -282,6 +286,5 @@ export function arrangeWideTilesProgram(geometry: FilterGradientGeometry, tiles:
         int kernelIndex = (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
         int row = 2 * (group * tiling[1] + srcBlock);
         int col = 2 * (diffDstBlock * tiling[2] + kernelIndex);
-        int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);
-        ivec2 splitStep = ivec2(2 * tiling[3] * tiling[1], 0);`);
+        int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);`};
 }

@@ -27,7 +27,8 @@ import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import {
-  computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, convTransposeBackpropFilters,
+  computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, ConvTransposeBackpropFiltersAttrs,
+  convTransposeBackpropFilters,
 } from '../../kernels/index';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {wholeRowSteps} from '../../kernels/webgl/tap_rows';
@@ -40,7 +41,7 @@ interface Problem {
   op?: 'ConvTransposeBackpropFilters';
   input: number[];
   outputDelta: number[];
-  attrs: ConvolutionBackpropFiltersAttrs;
+  attrs: ConvolutionBackpropFiltersAttrs | ConvTransposeBackpropFiltersAttrs;
   /**
    * Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked
    * when given, and the problem then runs as wide taps even where depthwise rows would take it.
@@ -59,6 +60,12 @@ interface Problem {
    * even where dense or depthwise rows would take it.
    */
   wholeRows?: boolean;
+  /**
+   * Which pass 2 writes the result: 'channel texels' (ArrangeChannelTexelsProgram: a packed
+   * result, a target texel an output texel) or 'elements' (ArrangeTargetsProgram); checked when
+   * given.
+   */
+  arrangement?: 'channel texels' | 'elements';
 }
 
 const PROBLEMS: Problem[] = [
@@ -179,6 +186,19 @@ const PROBLEMS: Problem[] = [
    attrs: {strides: [2, 2], autoPad: 'valid', filterShape: [3, 3]}, wholeRows: true},
   {name: 'depthwise 3×3 valid, rows of 10 one by one (whole rows)', input: [2, 5, 12, 4], outputDelta: [2, 3, 10, 4],
    attrs: {strides: [1, 1], autoPad: 'valid', groups: 4, filterShape: [3, 3]}, segments: 'rows', wholeRows: true},
+  {name: 'channel texels: dense rows, 3→5 (half pairs on both sides), split', input: [6, 4, 6, 3], outputDelta: [6, 4, 6, 5],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true, arrangement: 'channel texels'},
+  {name: 'channel texels transposed ([k, O, C], XOI): dense rows, 5→3', op: 'ConvTransposeBackpropFilters', input: [4, 4, 6, 3],
+    outputDelta: [4, 4, 6, 5], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'XOI'},
+    denseRows: true, arrangement: 'channel texels'},
+  {name: 'channel texels: wide tiles 1×1, 1-D, 6→7', input: [4, 9, 6], outputDelta: [4, 9, 7], attrs: {strides: [1], filterShape: [1]},
+    arrangement: 'channel texels'},
+  {name: 'channel texels: wide tiles, groups 2 (4→6 each)', input: [2, 6, 6, 8], outputDelta: [2, 6, 6, 12],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, arrangement: 'channel texels'},
+  {name: 'elements: dense rows with the kernel innermost (OIX)', input: [2, 4, 6, 4], outputDelta: [2, 4, 6, 6],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'OIX'}, denseRows: true, arrangement: 'elements'},
+  {name: 'elements: wide tiles 3-D', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 6],
+    attrs: {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [2, 3, 3]}, arrangement: 'elements'},
   {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
     attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
@@ -243,6 +263,7 @@ for (const environment of ENVIRONMENTS) {
         const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
         const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
+        const programs = spyOn(tf.backend() as MathBackendWebGL, 'runWebGLProgram').and.callThrough();
         const before = resourceCounts();
         // The step loops of wide tiles and wide taps run here even where dense or depthwise rows would take the problem.
         const rowPasses = [CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH];
@@ -253,7 +274,7 @@ for (const environment of ENVIRONMENTS) {
         let result: tf.Tensor;
         try {
           result = transposed ? convTransposeBackpropFilters(input, outputDelta, problem.attrs) :
-                                convolutionBackpropFilters(input, outputDelta, problem.attrs);
+                                convolutionBackpropFilters(input, outputDelta, problem.attrs as ConvolutionBackpropFiltersAttrs);
         } finally {
           rowPasses.forEach((flag, i) => tf.env().set(flag, widest[i]));
         }
@@ -262,13 +283,59 @@ for (const environment of ENVIRONMENTS) {
         // Packed inputs (outputs of a packed op) are read in place, odd widths included.
         if (tf.env().getBool('WEBGL_PACK')) expect(unpack).withContext('inputs unpacked').not.toHaveBeenCalled();
         expectClose(result.dataSync(), expected, problem.name, 1e-4, 1e-4);
-        result.dispose();
+        if (problem.arrangement !== undefined) {
+          const names = programs.calls.allArgs().map(([program]) => program.constructor.name);
+          expect(names).toContain(problem.arrangement === 'channel texels' ? 'ArrangeChannelTexelsProgram' : 'ArrangeTargetsProgram');
+        }
+        // A packed op reading the result's texels whole, the lanes past an odd channel count included.
+        const doubled = tf.mul(result, 2);
+        expectClose(doubled.dataSync(), expected.map(value => 2 * value), `${problem.name}, doubled`, 2e-4, 1e-4);
+        tf.dispose([result, doubled]);
         expect(resourceCounts()).toEqual(before);
         tf.dispose([input, outputDelta]);
       });
     }
 
     if (environment === ENVIRONMENTS[0]) {
+      it('writes 0 into the lanes of the packed result past an odd channel count (channel texels)', () => {
+        // src made by tf.add(…, 1): its packed texture's lanes past the third channel hold 1, so
+        // the targets' lanes past it hold products; the result's must still be 0.
+        const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]};
+        const inputShape = [2, 4, 6, 3];
+        const outputDeltaShape = [2, 4, 6, 5];
+        const geometry = computeGeometry('ConvolutionBackpropFilters',
+            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
+        const inputValues = seededValues(size(inputShape), 21);
+        const outputDeltaValues = seededValues(size(outputDeltaShape), 22);
+        const input = tf.add(tf.tensor(inputValues, inputShape), 1);
+        const outputDelta = place(outputDeltaValues, outputDeltaShape);
+        const expected = computeFilterGradient(geometry, inputValues.map(value => value + 1), outputDeltaValues);
+        const backend = tf.backend() as MathBackendWebGL;
+        const result = convolutionBackpropFilters(input, outputDelta, attrs);
+        const data = backend.texData.get(result.dataId);
+        expect(data.isPacked).toBe(true);
+        // [3 · 3 batches of 2 × 3 texels] ([C, O] = [3, 5] matrices, one below the other).
+        const [texelRows, texelColumns] = [9 * 2, 3];
+        expect(data.texShape).toEqual([2 * texelRows, 2 * texelColumns]);
+        const lanes = backend.gpgpu.downloadMatrixFromPackedTexture(data.texture!.texture, texelRows, texelColumns);
+        let past = 0;
+        for (let row = 0; row < texelRows; row++) {
+          for (let column = 0; column < texelColumns; column++) {
+            for (let lane = 0; lane < 4; lane++) {
+              const c = 2 * (row % 2) + (lane >> 1);
+              const o = 2 * column + (lane & 1);
+              if (c >= 3 || o >= 5) {
+                past++;
+                expect(lanes[(row * texelColumns + column) * 4 + lane]).withContext(`texel (${row}, ${column}) lane ${lane}`).toBe(0);
+              }
+            }
+          }
+        }
+        expect(past).toBe(9 * (4 * 6 - 3 * 5));
+        expectClose(result.dataSync(), expected, 'odd channels', 1e-4, 1e-4);
+        tf.dispose([input, outputDelta, result]);
+      });
+
       // As runWebGLProgram does for tfjs's programs.
       const problem = PROBLEMS[0];
       const multiTargetDraws = (drawBuffers: jasmine.Spy) =>
@@ -369,12 +436,12 @@ for (const environment of ENVIRONMENTS) {
         const outputDelta = place(seededValues(size(problem.outputDelta), 8), problem.outputDelta);
         let timed: string[] = [];
         await backend.time(() => {
-          tf.dispose(convolutionBackpropFilters(input, outputDelta, problem.attrs));
+          tf.dispose(convolutionBackpropFilters(input, outputDelta, problem.attrs as ConvolutionBackpropFiltersAttrs));
           const timers = (backend as unknown as {activeTimers: Array<{name: string}>}).activeTimers;
           timed = timers.map(timer => timer.name);
         });
         expect(timed).toContain('DenseRowsProgram');
-        expect(timed).toContain('ArrangeTargetsProgram');
+        expect(timed).toContain('ArrangeChannelTexelsProgram');
         tf.dispose([input, outputDelta]);
       });
 
@@ -435,7 +502,7 @@ for (const environment of ENVIRONMENTS) {
           const outputDelta = place(outputDeltaValues, problem.outputDelta);
           const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
           const drawBuffers = spyOn(gl, 'drawBuffers').and.callThrough();
-          const result = convolutionBackpropFilters(input, outputDelta, problem.attrs);
+          const result = convolutionBackpropFilters(input, outputDelta, problem.attrs as ConvolutionBackpropFiltersAttrs);
           expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
               .withContext('the multi-target draw ran').toBe(false);
           expectClose(result.dataSync(), expected, problem.name, 1e-4, 1e-4);
