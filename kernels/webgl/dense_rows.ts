@@ -141,12 +141,15 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
           ivec2 diffDstAt;${pairs.map(b => `
 ${readDiffDstRow(`row * ${rows.diffDstPitch}`, `diffDstCol + ${2 * b}`, Math.ceil(w.diffDstSize / 2), `d${b}_`, '          ')}`).join('')}
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
-          bool inside = srcY >= 0 && srcY < rowSplit.w;
+          // A kernel row in the pads adds nothing: the sums are kept by a component select (mix with
+          // a bvec4), where a ternary on the products is translated into a branch that SwiftShader
+          // runs both ways.
+          bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
 
 ${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}`, 'srcCol', srcTexels, lastTexel, '          ')}${kernelColumns.flatMap(kx => pairs.map(b => {
       const terms = meetings[kx].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
       return terms.length === 0 ? '' : `
-          ${sum(kx, b)} += inside ? ${terms.join(' + ')} : vec4(0.0);`;
+          ${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${terms.join(' + ')}, insideLanes);`;
     })).join('')}
         }
         ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
