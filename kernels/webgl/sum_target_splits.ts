@@ -22,10 +22,10 @@ export function splitBlockShape(rows: number, columns: number, {splits, rowStep,
  * the reduction: adds each target's splits texel by texel into a target of one split's size,
  * every target of a fragment at once (targets × splits texel reads a fragment, each used).
  *
- * The arrangement reads one target per filter element, chosen by the element (a chain of
- * `if (target == t)`). SwiftShader runs the body of every branch of such a chain for a group of
- * fragments, the lanes that do not take it masked off, reads and loops included: reading every
- * split there costs targets × splits reads an element, where after this pass it reads targets.
+ * The arrangement then reads one split. It keeps one target's texel for each element it writes
+ * but reads every target's (a chain of `if (target == t)` costs the same on SwiftShader, which
+ * runs every branch for a group of fragments): adding the splits there would cost targets ×
+ * splits reads an element, and here each read is used once.
  *
  * Cache key: the shader text, which bakes in only the number of targets; the splits and the
  * steps are uniforms.
