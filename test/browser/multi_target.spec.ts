@@ -12,7 +12,10 @@
  * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
  * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
  * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
- * buffers) and match the TypeScript loops, with no texture or tensor left behind.
+ * buffers) and match the TypeScript loops, with no texture or tensor left behind, and a packed
+ * op must read its result; where given, which arrangement wrote it (channel texels: a packed
+ * result for filters with the channels innermost, odd counts, the transposed layout, groups,
+ * 1-D; the element-wise one for OIX and 3-D).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
