@@ -1,5 +1,5 @@
 import type {KernelConfig, KernelFunc, NamedTensorInfoMap, TensorInfo} from '@tensorflow/tfjs-core';
-import {env} from '@tensorflow/tfjs-core';
+import {env, getKernel} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import type {FilterGradientGeometry} from '../../src/geometry';
@@ -13,6 +13,7 @@ import {denseRowsProgram, denseRowsTargetLocation, planDenseRows} from './dense_
 import {depthwiseRowsProgram, depthwiseRowsTargetLocation, planDepthwiseRows} from './depthwise_rows';
 import {planReduction} from './reduction_plan';
 import {splitBlockShape, sumTargetSplitsProgram, TargetSplits} from './sum_target_splits';
+import {planThinRows, THIN_ROWS_SRC_COLUMNS, thinRowsProgram, thinRowsTargetLocation} from './thin_rows';
 import {planThinTaps, thinTapsProgram, thinTapsTargetLocation} from './thin_taps';
 import {planWideTaps, wideTapsProgram, wideTapsTargetLocation} from './wide_taps';
 import {planWideTiles, wideTilesProgram, wideTilesTargetLocation} from './wide_tiles';
@@ -43,6 +44,8 @@ interface MultiTargetPass {
   readonly location: TargetLocation;
   /** Whether a target texel holds two src × two diffDst channels of one kernel offset (ArrangeChannelTexelsProgram). */
   readonly channelTexels: boolean;
+  /** The src view's columns: the src tensor's channels, or THIN_ROWS_SRC_COLUMNS for thin rows. */
+  readonly srcColumns?: number;
   program(textures: Textures): MultiTargetProgram;
 }
 
@@ -72,6 +75,11 @@ function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: numbe
   const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (taps !== null) {
     return pass(taps, wideTapsTargetLocation(taps), false, textures => wideTapsProgram(geometry, taps, textures));
+  }
+  const thinRows = planThinRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst);
+  if (thinRows !== null) {
+    return {...pass(thinRows, thinRowsTargetLocation(thinRows), false, textures => thinRowsProgram(geometry, thinRows, textures)),
+            srcColumns: THIN_ROWS_SRC_COLUMNS};
   }
   const thin = planThinTaps(geometry, maxTargets, maxTextureSize);
   if (thin !== null) {
@@ -106,16 +114,17 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
     for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
     return null;
   }
-  const src = blockRows.src > 0 ? {view: paddedBlocksView(srcInput, blockRows.src)} : matrixView(webgl, srcInput, true);
+  const src = pass.srcColumns !== undefined ? pairedPositionsView(webgl, srcInput) :
+      blockRows.src > 0 ? {view: paddedBlocksView(srcInput, blockRows.src)} : matrixView(webgl, srcInput, true);
   const diffDst = blockRows.diffDst > 0 ? {view: paddedBlocksView(diffDstInput, blockRows.diffDst)} :
                                           matrixView(webgl, diffDstInput, true);
   try {
-    const srcLayout = textureLayout(webgl, src.view, true, blockRows.src);
+    const srcLayout = textureLayout(webgl, src.view, true, pass.srcColumns !== undefined ? 0 : blockRows.src);
     const diffDstLayout = textureLayout(webgl, diffDst.view, true, blockRows.diffDst);
     if (srcLayout === null || diffDstLayout === null) return null;
     const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded', rows: number): PackedTexture =>
         ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded', blockRows: rows});
-    const program = pass.program({src: texture(src.view, srcLayout, blockRows.src),
+    const program = pass.program({src: texture(src.view, srcLayout, pass.srcColumns !== undefined ? 0 : blockRows.src),
                                   diffDst: texture(diffDst.view, diffDstLayout, blockRows.diffDst)});
     runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
     if (splits > 1) runMultiTarget(webgl, sumTargetSplitsProgram(targetCount, pass.targetSplits), targets, summed);
@@ -160,6 +169,22 @@ function paddedBlocksView(tensor: TensorInfo, blockRows: number): TensorInfo {
 }
 
 /**
+ * The packed view [positions / 2, 2] of a tensor of one channel that thin rows read (four
+ * positions a texel, in order). An unpacked tensor, or one not on the GPU yet, is packed for it
+ * as matrixView packs views; a packed one (tfjs packed it as [positions, 1]: two positions and
+ * two empty lanes a texel) is reshaped by tfjs's webgl Reshape kernel, one pass.
+ */
+function pairedPositionsView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
+  const data = backend.texData.get(tensor.dataId);
+  if (data.texture == null || !data.isPacked) return matrixView(backend, tensor, true, THIN_ROWS_SRC_COLUMNS);
+  const shape = [tensor.shape.reduce((a, b) => a * b, 1) / THIN_ROWS_SRC_COLUMNS, THIN_ROWS_SRC_COLUMNS];
+  const reshape = getKernel('Reshape', 'webgl');
+  if (reshape === undefined) return matrixView(backend, tensor, true, THIN_ROWS_SRC_COLUMNS);
+  const view = reshape.kernelFunc({inputs: {x: tensor}, backend, attrs: {shape}}) as TensorInfo;
+  return {view, temporary: view};
+}
+
+/**
  * The 2-D view [elements / last axis, last axis] of a tensor. Unpacked, it is the shape tfjs
  * gives an unpacked texture whenever that fits, which lets the shader read it without integer
  * division (tfjs falls back to flat indexing by itself when the texture had to be reshaped);
@@ -170,9 +195,8 @@ function paddedBlocksView(tensor: TensorInfo, blockRows: number): TensorInfo {
  * rows is re-packed (unpacked, then packed for the view); a tensor not on the GPU yet, or
  * packed for the view already, is handed over as it is.
  */
-function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boolean):
-    {view: TensorInfo; temporary?: TensorInfo} {
-  const columns = tensor.shape[tensor.shape.length - 1];
+function matrixView(backend: MathBackendWebGL, tensor: TensorInfo, packed: boolean,
+                    columns = tensor.shape[tensor.shape.length - 1]): {view: TensorInfo; temporary?: TensorInfo} {
   const shape = [tensor.shape.reduce((a, b) => a * b, 1) / columns, columns];
   const data = backend.texData.get(tensor.dataId);
   const view = {dataId: tensor.dataId, shape, dtype: tensor.dtype};

@@ -23,6 +23,7 @@ import {planDenseRows} from '../../kernels/webgl/dense_rows';
 import {planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
+import {planThinRows} from '../../kernels/webgl/thin_rows';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
@@ -141,6 +142,8 @@ const MULTI_TARGET_PLANS = {
   },
   'wide-taps': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
       planWideTaps(geometry, maxTargets, maxTextureSize, false),
+  'thin-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planThinRows(geometry, maxTargets, maxTextureSize, 0),
   'thin-taps': planThinTaps,
 };
 
@@ -226,9 +229,9 @@ if (cliOptions !== undefined) {
     // each with random layouts, entry points, attributes and special values — and the spec
     // fails if one of those plans is missing from it. The long runs are `npm run fuzz`'s.
     const samples: Array<{environment: string; drawn: number; perPath: number}> = [
-      {environment: 'webgl2', drawn: Math.round(CI_COUNT * 2 / 3), perPath: 8},
+      {environment: 'webgl2', drawn: 2 * CI_COUNT, perPath: 8},
       {environment: 'webgl1-unpacked', drawn: CI_COUNT / 2, perPath: 5},
-      {environment: 'float16', drawn: CI_COUNT / 2, perPath: 5},
+      {environment: 'float16', drawn: 2 * CI_COUNT, perPath: 5},
     ];
     for (const {environment, drawn, perPath} of samples) {
       it(`passes up to ${perPath} random problems per plan of the first ${drawn} (seed ${CI_SEED}) on ${environment}`, async () => {

@@ -26,6 +26,7 @@ import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, planDenseRows} from '../..
 import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
 import {tuningFlag} from '../../src/tuning_flags';
+import {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, planThinRows} from '../../kernels/webgl/thin_rows';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
 import {planWideTaps} from '../../kernels/webgl/wide_taps';
 import {planWideTiles} from '../../kernels/webgl/wide_tiles';
@@ -57,6 +58,10 @@ interface Problem {
    * inputs are packed by an op (rows of odd width, read in tfjs's padded blocks), not otherwise.
    */
   denseRows?: boolean | 'packed';
+  /** Whether thin rows take the problem (planThinRows); checked when given ('packed': as denseRows). */
+  thinRows?: boolean | 'packed';
+  /** Run with the row passes off, so thin taps take a problem thin rows would. */
+  thinTaps?: true;
   /**
    * Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the
    * shader); checked when given, and the problem then runs as wide tiles, wide taps or thin taps
@@ -168,15 +173,15 @@ const PROBLEMS: Problem[] = [
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
     attrs: {strides: [1, 1], filterShape: [5, 5]}},
   {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
-    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}},
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, thinRows: false},
   {name: 'one src channel, 1→3 (odd channels), stride 2, asymmetric pads', input: [2, 11, 10, 1], outputDelta: [2, 5, 6, 3],
     attrs: {strides: [2, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}},
   {name: 'one src channel, dilation 2, stride 3 along the row', input: [1, 9, 17, 1], outputDelta: [1, 5, 5, 4],
     attrs: {strides: [1, 3], dilations: [2, 2], padsBegin: [0, 1], padsEnd: [0, 0], filterShape: [3, 3]}},
   {name: 'one src channel 2×11 (a tap block of 8 overhangs the kernel)', input: [2, 5, 20, 1], outputDelta: [2, 4, 15, 8],
-    attrs: {strides: [1, 1], padsBegin: [0, 2], padsEnd: [0, 3], filterShape: [2, 11]}},
+    attrs: {strides: [1, 1], padsBegin: [0, 2], padsEnd: [0, 3], filterShape: [2, 11]}, thinTaps: true},
   {name: 'one src channel 1-D, kernel wider than the input', input: [3, 4, 1], outputDelta: [3, 4, 4],
-    attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}},
+    attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}, thinTaps: true},
   {name: 'one src channel 3-D', input: [1, 4, 5, 6, 1], outputDelta: [1, 4, 5, 6, 4],
     attrs: {strides: [1, 1, 1], autoPad: 'same_lower', filterShape: [2, 3, 3]}},
   {name: 'one src channel 5×5 valid, even width (whole rows: no tested ends)', input: [2, 10, 12, 1], outputDelta: [2, 6, 8, 8],
@@ -202,6 +207,18 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'OIX'}, denseRows: true, arrangement: 'elements'},
   {name: 'elements: wide tiles 3-D', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 6],
     attrs: {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [2, 3, 3]}, arrangement: 'elements'},
+  {name: 'thin rows: 5×5 valid, 1→8 (MNIST\'s first layer: kernel rows in blocks of 2, 2 and 1)', input: [2, 12, 12, 1],
+    outputDelta: [2, 8, 8, 8], attrs: {strides: [1, 1], filterShape: [5, 5]}, thinRows: true},
+  {name: 'thin rows: stride 2, odd diffDst width (packed blocks), 1→6', input: [2, 7, 12, 1], outputDelta: [2, 3, 5, 6],
+    attrs: {strides: [2, 2], filterShape: [3, 3]}, thinRows: 'packed'},
+  {name: 'thin rows: dilation 2 along the row, pads, 1→5 (a half pair)', input: [1, 6, 16, 1], outputDelta: [1, 6, 16, 5],
+    attrs: {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [1, 2], filterShape: [3, 3]}, thinRows: true},
+  {name: 'thin rows: kernel rows wholly in the pads', input: [1, 3, 8, 1], outputDelta: [1, 7, 8, 4],
+    attrs: {strides: [1, 1], dilations: [2, 1], padsBegin: [3, 1], padsEnd: [3, 1], filterShape: [2, 3]}, thinRows: true},
+  {name: 'thin rows: 1-D, stride 2, kernel 4', input: [3, 16, 1], outputDelta: [3, 8, 4],
+    attrs: {strides: [2], padsBegin: [1], padsEnd: [1], filterShape: [4]}, thinRows: true},
+  {name: 'thin rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 1],
+    attrs: {strides: [2, 2], filterShape: [2, 2]}, thinRows: true},
   {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
     attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
@@ -252,6 +269,10 @@ for (const environment of ENVIRONMENTS) {
           expect(planDepthwiseRows(geometry, 8, maxTextureSize, blockRows) !== null).withContext('depthwise rows')
               .toBe(problem.depthwiseRows === true || (problem.depthwiseRows === 'packed' && packed));
         }
+        if (problem.thinRows !== undefined) {
+          expect(planThinRows(geometry, 8, maxTextureSize, blockRows.diffDst) !== null)
+              .withContext('thin rows').toBe(problem.thinRows === true || (problem.thinRows === 'packed' && packed));
+        }
         if (problem.denseRows !== undefined) {
           expect(planDenseRows(geometry, 8, maxTextureSize, blockRows) !== null)
               .withContext('dense rows').toBe(problem.denseRows === true || (problem.denseRows === 'packed' && packed));
@@ -268,10 +289,11 @@ for (const environment of ENVIRONMENTS) {
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const programs = spyOn(tf.backend() as MathBackendWebGL, 'runWebGLProgram').and.callThrough();
         const before = resourceCounts();
-        // The step loops of wide tiles and wide taps run here even where dense or depthwise rows would take the problem.
-        const rowPasses = [CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH];
+        // The step loops of wide tiles, wide taps and thin taps run here even where a row pass would take the problem.
+        const rowPasses = [CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH,
+                           CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH];
         const widest = rowPasses.map(flag => tuningFlag(flag, WRITTEN_ROWS_MAX_WIDTH));
-        if (problem.segments !== undefined || problem.wholeRows !== undefined) {
+        if (problem.segments !== undefined || problem.wholeRows !== undefined || problem.thinTaps) {
           for (const flag of rowPasses) tf.env().set(flag, 0);
         }
         let result: tf.Tensor;
@@ -385,6 +407,9 @@ for (const environment of ENVIRONMENTS) {
       const rowPassSpecials = [
         {pass: 'depthwise rows', srcChannels: 4, groups: 4, plan: planDepthwiseRows, seed: 15},
         {pass: 'dense rows', srcChannels: 2, groups: 1, plan: planDenseRows, seed: 17},
+        {pass: 'thin rows', srcChannels: 1, groups: 1, seed: 19,
+          plan: (geometry: ReturnType<typeof computeGeometry>, maxTargets: number, maxTextureSize: number,
+                 blockRows: {src: number; diffDst: number}) => planThinRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst)},
       ];
       for (const {pass, srcChannels, groups, plan, seed} of rowPassSpecials) {
         it(`keeps NaN and ±Infinity exact in ${pass} (kernel rows in the pads and taps past a row's ends add nothing)`, () => {

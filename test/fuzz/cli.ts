@@ -18,7 +18,7 @@
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
  *                  (dense-rows, wide-tiles, depthwise-rows, wide-tap-segments: wide taps whose rows
- *                  run in segments, wide-taps: all wide taps, thin-taps); --count still counts the
+ *                  run in segments, wide-taps: all wide taps, thin-rows, thin-taps); --count still counts the
  *                  generated ones
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these

@@ -1,0 +1,167 @@
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {tuningFlag} from '../../src/tuning_flags';
+import type {TargetLocation} from './arrange_targets';
+import type {Uniform} from './filter_gradient_program';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {ReductionPlan, splitReduction} from './reduction_plan';
+import type {TargetSplits} from './sum_target_splits';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+
+/**
+ * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
+ * channel on narrow images (see thinRowsProgram).
+ */
+export interface ThinRows {
+  /** Kernel rows a fragment takes (R). */
+  readonly kernelRows: number;
+  /** Blocks of R kernel rows (⌈kernel height / R⌉). */
+  readonly kernelRowBlocks: number;
+  /** Texels of taps along a kernel row (two taps each). */
+  readonly tapTexels: number;
+  readonly diffDstPairs: number;
+  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  /** R × tap texels: target r · tapTexels + q holds taps 2q and 2q + 1 of the block's kernel row r. */
+  readonly targetCount: number;
+  /** Each target's texels: [diffDst pairs · kernel row blocks, splits]. */
+  readonly targetRows: number;
+  readonly targetColumns: number;
+  readonly targetSplits: TargetSplits;
+  /** View rows from one diffDst image row to the next (see rowPitch). */
+  readonly diffDstPitch: number;
+}
+
+/** Tuning flag: the widest diffDst rows thin rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves every problem to thin taps). */
+export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH';
+const TARGET_FRAGMENTS = 512;
+
+/**
+ * The view of a src tensor of one channel that thin rows read: [positions / 2, 2], two
+ * neighbouring positions a row, so a packed texel holds four positions in order.
+ */
+export const THIN_ROWS_SRC_COLUMNS = 2;
+
+/**
+ * Thin rows for a channels-last problem of one group and one src channel, 1-D or 2-D, with
+ * diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions laid out position after position and
+ * src rows of a multiple of 4 positions (each starts at a texel of the src view); null for any
+ * other problem (thin taps then take it).
+ */
+export function planThinRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                             diffDstBlockRows: number): ThinRows | null {
+  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+  const {src, diffDst} = geometry;
+  if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels !== 1 || diffDst.channels < 2 ||
+      geometry.spatialRank > 2) {
+    return null;
+  }
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const inOrder = w.srcStride === 1 && w.diffDstStride === diffDst.channels &&
+      (geometry.spatialRank === 1 || (h.srcStride === w.srcSize && h.diffDstStride === w.diffDstSize * diffDst.channels)) &&
+      src.batchStride === h.srcSize * w.srcSize && diffDst.batchStride === h.diffDstSize * w.diffDstSize * diffDst.channels;
+  const diffDstPitch = rowPitch(w.diffDstSize, diffDstBlockRows);
+  const tapTexels = Math.ceil(w.kernelSize / 2);
+  const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(8, maxTargets) / tapTexels));
+  if (!inOrder || diffDstPitch === null || w.srcSize % 4 !== 0 || w.diffDstSize > maxWidth || kernelRows < 1 ||
+      kernelRows * w.kernelSize * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
+    return null;
+  }
+  const kernelRowBlocks = Math.ceil(h.kernelSize / kernelRows);
+  const diffDstPairs = Math.ceil(diffDst.channels / 2);
+  const targetRows = diffDstPairs * kernelRowBlocks;
+  if (targetRows > maxTextureSize) return null;
+  const targetCount = kernelRows * tapTexels;
+  const plan = splitReduction(geometry, 4 * targetCount, maxTextureSize, TARGET_FRAGMENTS);
+  return {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetRows, targetColumns: plan.splits,
+          targetSplits: {splits: plan.splits, rowStep: 0, columnStep: 1}, diffDstPitch};
+}
+
+/**
+ * Pass 1 of the webgl filter gradient for problems with one src channel on narrow images (a
+ * first layer on grey-scale images), as a multi-target program (see multi_target.ts): a
+ * fragment sums, for one diffDst channel pair and R kernel rows, every tap over one split of
+ * the diffDst rows. The src is read as the packed view [positions / 2, 2] (four positions a
+ * texel, where the tensor's own packing [positions, 1] holds two and two empty lanes), diffDst
+ * as the packed view [positions, channels]. Per diffDst row a fragment reads the row's texels of
+ * its pair once for its R kernel rows, and per kernel row the texels of the src row it meets;
+ * the row's width, the stride, dilation and pad along it are baked into the text (as in dense
+ * rows: nothing along the row tested or looped over), and a kernel row in the pads or past the
+ * kernel adds nothing (its sums kept by a component select).
+ *
+ * Cache key: the shader text, which bakes in R, the kernel width, the row widths of diffDst and
+ * src and diffDst's pitch, the stride, dilation and begin pad along the row, and whether each
+ * input's texture is folded; the batch, heights, kernel height, the stride, dilation and pad
+ * along the height, the split and the textures' sizes are uniforms.
+ */
+export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows,
+                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const ints: Uniform[] = [
+    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    ['heightAxis', 'ivec4', [h.stride, h.dilation, h.padBegin, h.kernelSize]],
+    ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
+  ];
+  const R = rows.kernelRows;
+  const kernelRowIndices = [...Array(R).keys()];
+  const tapTexels = [...Array(rows.tapTexels).keys()];
+  const {meetings} = rowMeetings(w);
+  // The src view's texel j holds positions 4j … 4j + 3 of a row.
+  const srcTexels = [...new Set(meetings.flat().map(({column}) => column >> 2))];
+  const lastTexel = Math.max(-1, ...srcTexels);
+  const srcValue = (column: number) => `s${column >> 2}.${'xyzw'[column & 3]}`;
+  const diffDstValue = (x: number) => `d${x >> 1}.${x % 2 === 1 ? 'zw' : 'xy'}`;
+  const tapSum = (tap: number) => {
+    const terms = tap < w.kernelSize ? meetings[tap].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(x)}`) : [];
+    return terms.length === 0 ? 'vec2(0.0)' : terms.join(' + ');
+  };
+  const sum = (r: number, q: number) => `sum${r}_${q}`;
+  const kernelRow = (r: number) => `
+          {
+            int ky = block * ${R} + ${r};
+            int srcY = y * heightAxis.x + ky * heightAxis.y - heightAxis.z;
+            bvec4 insideLanes = bvec4(ky < heightAxis.w && srcY >= 0 && srcY < rowSplit.w);
+${readSrcRow(`((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * blocks.y) / 2`, '0', srcTexels, lastTexel, '            ')}${
+      tapTexels.map(q => `
+            ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)}), insideLanes);`).join('')}
+          }`;
+  const source = `${packedReadsHeader(textures)}
+      ${declareIntUniforms(ints)}
+      ${[...Array(rows.targetCount).keys()].map(t => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
+      void main() {
+        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        int split = fragment.x;
+        int pair = fragment.y / blocks.x;
+        int block = fragment.y - pair * blocks.x;
+        int diffDstCol = 2 * pair;
+        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${sum(r, q)} = vec4(0.0);`)).join('\n        ')}
+        int rowBegin = split * rowSplit.x;
+        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
+        for (int row = rowBegin; row < rowEnd; row++) {
+          int n = row / rowSplit.z;
+          int y = row - n * rowSplit.z;
+          ivec2 diffDstAt;
+${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'diffDstCol', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${
+      kernelRowIndices.map(kernelRow).join('')}
+        }
+        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * rows.tapTexels + q} = ${sum(r, q)};`)).join('\n        ')}
+      }
+`;
+  return {name: 'ThinRowsProgram', source, inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/**
+ * Where thinRowsProgram leaves each element: its target (its kernel row in the block · tap
+ * texels + its tap / 2), texel (pair, kernel row block; split 0) and lane (see TargetLocation).
+ */
+export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
+  const R = rows.kernelRows;
+  // tiling: kernel row blocks
+  return {targetCount: rows.targetCount, tiling: [rows.kernelRowBlocks], locate: `
+        int block = k.y / ${R};
+        int target = (k.y - block * ${R}) * ${rows.tapTexels} + k.z / 2;
+        int pair = diffDstChannel / 2;
+        int lane = 2 * (k.z - 2 * (k.z / 2)) + diffDstChannel - 2 * pair;
+        int row = 2 * (pair * tiling[0] + block);
+        int col = 0;`};
+}
