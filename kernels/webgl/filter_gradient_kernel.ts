@@ -20,7 +20,8 @@ import {planWideTiles, wideTilesProgram, wideTilesTargetLocation} from './wide_t
 
 /**
  * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems (dense:
- * wide_tiles.ts; depthwise: wide_taps.ts; one src channel: thin_taps.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET',
+ * dense_rows.ts, wide_tiles.ts; depthwise: depthwise_rows.ts, wide_taps.ts; one src channel:
+ * thin_rows.ts, thin_taps.ts): `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET',
  * false)` runs the single-target programs there instead. Defaults to true.
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
@@ -52,7 +53,8 @@ interface MultiTargetPass {
 /**
  * For channels-last problems: dense rows for dense ones on narrow images and wide tiles for the
  * others, depthwise rows for depthwise ones on narrow images and wide taps for the others, thin
- * taps for those with one src channel; null for others.
+ * rows for those with one src channel on narrow images and thin taps for the others; null for
+ * others.
  */
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              blockRows: {src: number; diffDst: number}): MultiTargetPass | null {

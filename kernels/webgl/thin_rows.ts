@@ -6,7 +6,7 @@ import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -56,13 +56,10 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
     return null;
   }
   const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const inOrder = w.srcStride === 1 && w.diffDstStride === diffDst.channels &&
-      (geometry.spatialRank === 1 || (h.srcStride === w.srcSize && h.diffDstStride === w.diffDstSize * diffDst.channels)) &&
-      src.batchStride === h.srcSize * w.srcSize && diffDst.batchStride === h.diffDstSize * w.diffDstSize * diffDst.channels;
   const diffDstPitch = rowPitch(w.diffDstSize, diffDstBlockRows);
   const tapTexels = Math.ceil(w.kernelSize / 2);
   const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(8, maxTargets) / tapTexels));
-  if (!inOrder || diffDstPitch === null || w.srcSize % 4 !== 0 || w.diffDstSize > maxWidth || kernelRows < 1 ||
+  if (!rowsInOrder(geometry) || diffDstPitch === null || w.srcSize % 4 !== 0 || w.diffDstSize > maxWidth || kernelRows < 1 ||
       kernelRows * w.kernelSize * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
     return null;
   }

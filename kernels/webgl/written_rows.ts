@@ -2,12 +2,13 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/ge
 import {rowPitch} from './packed_reads';
 
 /**
- * What dense rows and depthwise rows (dense_rows.ts, depthwise_rows.ts) share: both write a
- * diffDst row's products out in the shader, so they settle along the row, when the text is
- * made, which tap meets which position and which src texels a row's products read.
+ * What dense rows, depthwise rows and thin rows (dense_rows.ts, depthwise_rows.ts,
+ * thin_rows.ts) share: each writes a diffDst row's products out in the shader, so they settle
+ * along the row, when the text is made, which tap meets which position and which src texels a
+ * row's products read.
  */
 
-/** The widest diffDst rows either pass takes by default (its width flag's default). */
+/** The widest diffDst rows each of these passes takes by default (its width flag's default). */
 export const WRITTEN_ROWS_MAX_WIDTH = 128;
 /**
  * The most products a row may write out (depthwise: kernel height × width × row width vec2
@@ -36,7 +37,7 @@ export function rowLayout(geometry: FilterGradientGeometry, blockRows: {readonly
  * row (n · height + y) · width + x of the view [positions, channels] — the layout the passes
  * step through a row at a time.
  */
-function rowsInOrder(geometry: FilterGradientGeometry): boolean {
+export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const inOrder = (tensor: 'src' | 'diffDst') => {
     const {channels, batchStride} = geometry[tensor];
