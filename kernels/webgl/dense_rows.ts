@@ -6,7 +6,7 @@ import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -133,11 +133,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
         int split = fragment.x / blocks.y;
         int diffDstCol = 2 * ${B} * (fragment.x - split * blocks.y);
         ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
-        int rowBegin = split * rowSplit.x;
-        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
-        for (int row = rowBegin; row < rowEnd; row++) {
-          int n = row / rowSplit.z;
-          int y = row - n * rowSplit.z;
+${writtenRowsLoop(`
           ivec2 diffDstAt;${pairs.map(b => `
 ${readDiffDstRow(`row * ${rows.diffDstPitch}`, `diffDstCol + ${2 * b}`, Math.ceil(w.diffDstSize / 2), `d${b}_`, '          ')}`).join('')}
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
@@ -150,8 +146,7 @@ ${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitc
       const terms = meetings[kx].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
       return terms.length === 0 ? '' : `
           ${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${terms.join(' + ')}, insideLanes);`;
-    })).join('')}
-        }
+    })).join('')}`)}
         ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
       }
 `;

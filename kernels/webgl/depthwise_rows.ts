@@ -6,7 +6,7 @@ import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -134,14 +134,9 @@ ${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitc
         int split = fragment.x;
         int col = 2 * fragment.y;
         ${[...Array(rows.taps).keys()].map(t => `vec2 sum${t} = vec2(0.0);`).join('\n        ')}
-        int rowBegin = split * rowSplit.x;
-        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
-        for (int row = rowBegin; row < rowEnd; row++) {
-          int n = row / rowSplit.z;
-          int y = row - n * rowSplit.z;
+${writtenRowsLoop(`
           ivec2 diffDstAt;
-${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'col', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${kernelRows.map(kernelRow).join('')}
-        }
+${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'col', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${kernelRows.map(kernelRow).join('')}`)}
         ${targets.map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
       }
 `;

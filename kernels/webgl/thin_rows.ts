@@ -6,7 +6,7 @@ import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -131,15 +131,10 @@ ${readSrcRow(`((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * blocks.y) / 2
         int block = fragment.y - pair * blocks.x;
         int diffDstCol = 2 * pair;
         ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${sum(r, q)} = vec4(0.0);`)).join('\n        ')}
-        int rowBegin = split * rowSplit.x;
-        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
-        for (int row = rowBegin; row < rowEnd; row++) {
-          int n = row / rowSplit.z;
-          int y = row - n * rowSplit.z;
+${writtenRowsLoop(`
           ivec2 diffDstAt;
 ${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'diffDstCol', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${
-      kernelRowIndices.map(kernelRow).join('')}
-        }
+      kernelRowIndices.map(kernelRow).join('')}`)}
         ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * rows.tapTexels + q} = ${sum(r, q)};`)).join('\n        ')}
       }
 `;

@@ -84,3 +84,17 @@ export function readDiffDstRow(rowStart: string, col: string, count: number, nam
 ${indent}diffDstAt = diffDstNextRow(diffDstAt);` : ''}
 ${indent}vec4 ${name}${j} = readDiffDstAt(diffDstAt);`).join('')}`;
 }
+
+/**
+ * GLSL running `body` for each diffDst row `row` of the fragment's split (`int split`; uniform
+ * ivec4 rowSplit: rows a split, rows, diffDst height), with `int n` and `int y` the row's image
+ * and its row in the image: the loop every pass that writes rows out runs.
+ */
+export function writtenRowsLoop(body: string): string {
+  return `        int rowBegin = split * rowSplit.x;
+        int rowEnd = min(rowBegin + rowSplit.x, rowSplit.y);
+        for (int row = rowBegin; row < rowEnd; row++) {
+          int n = row / rowSplit.z;
+          int y = row - n * rowSplit.z;${body}
+        }`;
+}
