@@ -14,8 +14,14 @@ import type {Uniform} from './filter_gradient_program';
  * The targets are ordinary packed tfjs tensors (logical shape [2·rows, 2·columns], one texel
  * per fragment), so tfjs's own programs read them afterwards; the inputs are tfjs tensors
  * already on the GPU. The program is compiled once per GPGPU context and shader text (its cache
- * key), with tfjs's vertex shader and vertex array, and the framebuffer is left as tfjs expects
- * it: only COLOR_ATTACHMENT0 attached and drawn to.
+ * key), and the framebuffer is left as tfjs expects it: only COLOR_ATTACHMENT0 attached and
+ * drawn to.
+ *
+ * A draw is one triangle covering the viewport (COVERING_TRIANGLE_VERTEX_SHADER), not tfjs's
+ * two-triangle quad: a rasterizer shades fragments in 2 × 2 quads, and every quad the quad's
+ * diagonal crosses is shaded once for each triangle (SwiftShader runs the whole shader for both,
+ * with half the lanes masked). That is about 2 / rows + 2 / columns more work: a third more on
+ * targets 6 texels tall, twice the work on targets 2 texels wide.
  */
 export interface MultiTargetProgram {
   /** What kind of program this is, for counts (like the class names in tfjs's cache keys). */
@@ -37,6 +43,15 @@ export function declareIntUniforms(uniforms: readonly Uniform[]): string {
 export function intUniformValues(uniforms: readonly Uniform[]): MultiTargetProgram['uniforms'] {
   return uniforms.map(([name, type, values]) => ({name, type, values}));
 }
+
+/**
+ * The vertex shader of every multi-target program: vertices (-1, -1), (3, -1), (-1, 3) from
+ * gl_VertexID (no vertex buffer), one triangle whose inside holds the whole clip square.
+ */
+const COVERING_TRIANGLE_VERTEX_SHADER = `#version 300 es
+      void main() {
+        gl_Position = vec4(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0, 0.0, 1.0);
+      }`;
 
 interface Compiled {
   name: string;
@@ -75,20 +90,41 @@ function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {
   const cached = cache.get(program.source);
   if (cached !== undefined) return cached;
   const gl = gpgpu.gl as WebGL2RenderingContext;
-  const shader = gl.createShader(gl.FRAGMENT_SHADER)!;
-  gl.shaderSource(shader, program.source);
-  gl.compileShader(shader);
-  if (gl.getShaderParameter(shader, gl.COMPILE_STATUS) !== true) {
-    const log = gl.getShaderInfoLog(shader);
-    gl.deleteShader(shader);
-    throw new Error(`tfjs-conv-backprop-filters: webgl shader failed to compile: ${log}\n${program.source}`);
+  const fragmentShader = compileShader(gl, gl.FRAGMENT_SHADER, program.source);
+  const linked = gl.createProgram()! as Compiled['program'];
+  gl.attachShader(linked, coveringTriangleShader(gl));
+  gl.attachShader(linked, fragmentShader);
+  gl.linkProgram(linked);
+  if (gl.getProgramParameter(linked, gl.LINK_STATUS) !== true) {
+    throw new Error(`tfjs-conv-backprop-filters: webgl program failed to link: ${gl.getProgramInfoLog(linked)}\n${program.source}`);
   }
-  const linked = gpgpu.createProgram(shader) as unknown as Compiled['program'];
-  gpgpu.buildVao(linked);
+  // An empty vertex array: the vertex shader reads no attribute.
+  linked.vao = gl.createVertexArray()!;
   const names = [...program.inputNames, ...program.uniforms.map(uniform => uniform.name)];
   const compiled = {name: program.name, program: linked, locations: new Map(names.map(name => [name, gl.getUniformLocation(linked, name)]))};
   cache.set(program.source, compiled);
   return compiled;
+}
+
+function compileShader(gl: WebGL2RenderingContext, type: number, source: string): WebGLShader {
+  const shader = gl.createShader(type)!;
+  gl.shaderSource(shader, source);
+  gl.compileShader(shader);
+  if (gl.getShaderParameter(shader, gl.COMPILE_STATUS) !== true) {
+    const log = gl.getShaderInfoLog(shader);
+    gl.deleteShader(shader);
+    throw new Error(`tfjs-conv-backprop-filters: webgl shader failed to compile: ${log}\n${source}`);
+  }
+  return shader;
+}
+
+const coveringTriangleShaders = new WeakMap<WebGL2RenderingContext, WebGLShader>();
+
+/** COVERING_TRIANGLE_VERTEX_SHADER compiled once per context. */
+function coveringTriangleShader(gl: WebGL2RenderingContext): WebGLShader {
+  let shader = coveringTriangleShaders.get(gl);
+  if (shader === undefined) coveringTriangleShaders.set(gl, shader = compileShader(gl, gl.VERTEX_SHADER, COVERING_TRIANGLE_VERTEX_SHADER));
+  return shader;
 }
 
 /** The texture of a tensor the caller has put on the GPU. */
@@ -168,7 +204,7 @@ export function runMultiTarget(
       else if (type === 'ivec4') gl.uniform4iv(location, values);
       else gl.uniform2fv(location, values);
     }
-    gpgpu.executeProgram();
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
   } finally {
     for (let i = 1; i < targets.length; i++) gl.framebufferTexture2D(gl.FRAMEBUFFER, attachments[i], gl.TEXTURE_2D, null, 0);
     gl.drawBuffers([gl.COLOR_ATTACHMENT0]);
