@@ -66,7 +66,7 @@ export interface WebglPageInput {
   inputs: InputPlacement;
   /** Amortized workloads: a run's calls fill about `runMs`, at most `maxCalls`. */
   amortized: {runMs: number; maxCalls: number};
-  /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, round-robin with the rest (A/B in one run). */
+  /** `--variant FLAG=VALUE`: ours is also timed with this tfjs flag set, round-robin with the rest, the two taking turns going first (A/B in one run). */
   variant: TuningVariant | null;
 }
 
