@@ -5,8 +5,9 @@ import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, srcTexelsAt, writtenRowsLoop,
+        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -22,12 +23,9 @@ export interface DenseRows {
   /** Kernel width × B: target kx · B + b holds tap kx of diffDst pair b. */
   readonly targetCount: number;
   /**
-   * Each target's texels: [src pairs · kernel rows, diffDst blocks · splits], a fragment per
-   * (kernel row, src pair; split, diffDst block).
+   * Where the targets hold each split (see TargetSplits): a block of [kernel rows · src pairs,
+   * diffDst blocks] texels, a fragment per (kernel row, src pair; diffDst block).
    */
-  readonly targetRows: number;
-  readonly targetColumns: number;
-  /** Where the targets hold each split (see TargetSplits). */
   readonly targetSplits: TargetSplits;
   /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
@@ -71,14 +69,11 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
     return null;
   }
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
-  const targetRows = srcPairs * h.kernelSize;
-  const maxSplits = Math.floor(maxTextureSize / diffDstBlocks);
-  if (targetRows > maxTextureSize || maxSplits < 1) return null;
-  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
+  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, Infinity,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
-  return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetRows,
-          targetColumns: diffDstBlocks * split.splits,
-          targetSplits: {splits: split.splits, rowStep: 0, columnStep: diffDstBlocks}, ...layout};
+  const targetSplits = planSplitGrid(srcPairs * h.kernelSize, diffDstBlocks, split.splits, maxTextureSize);
+  if (targetSplits === null) return null;
+  return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetSplits, ...layout};
 }
 
 /**
@@ -86,9 +81,10 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * program (see multi_target.ts): a fragment sums, for one src channel pair, B diffDst channel
  * pairs and one kernel row, every tap along the row over one split of the diffDst rows
  * (batch × height), reading packed 2-D views [positions, channels] directly (a texel: two
- * channels of two neighbouring positions). Per diffDst row it reads the row's texels of its B
- * pairs and the texels of the src row its kernel row meets, then adds every product of the
- * row as 2 × 2 outer products (src channels × diffDst channels, a vec4): the row's width, the
+ * channels of two neighbouring positions). Along each diffDst row it reads, texel by texel
+ * (interleavedRowSteps in written_rows.ts), its B pairs' texel and the texels of the src row
+ * its kernel row meets that the products there first need, and adds those products as 2 × 2
+ * outer products (src channels × diffDst channels, a vec4): the row's width, the
  * stride, dilation and pads along it are baked into the text, so which tap meets which position
  * is settled there and nothing along the row is tested or looped over. A src row outside (a
  * pad) adds nothing: its products are selected away (not multiplied by 0: 0 · Infinity is NaN).
@@ -113,40 +109,44 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     ['blocks', 'ivec2', [rows.srcPairs, rows.diffDstBlocks]],
+    splitGridUniform(rows.targetSplits),
   ];
   const B = rows.diffDstPairs;
   const pairs = [...Array(B).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
   const targets = [...Array(rows.targetCount).keys()];
-  const {meetings, srcTexels, lastTexel} = rowMeetings(w);
+  const meetings = rowMeetings(w);
   const sum = (kx: number, b: number) => `sum${kx}_${b}`;
+  const rowSum = (kx: number, b: number) => `row${kx}_${b}`;
   // A src value as (c0, c0, c1, c1) and a diffDst value as (o0, o1, o0, o1): their product is the 2 × 2 outer product.
   const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
   const diffDstValue = (b: number, x: number) => `d${b}_${x >> 1}.${x % 2 === 1 ? 'zwzw' : 'xyxy'}`;
+  const products = (j: number) => kernelColumns.flatMap(kx => pairs.map(b => {
+    const terms = meetings[kx].filter(({x}) => x >> 1 === j).map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
+    return terms.length === 0 ? '' : `
+          ${rowSum(kx, b)} += ${terms.join(' + ')};`;
+  })).join('');
+  const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => pairs.map(b => readDiffDstTexel(`diffDstAt${b}`, j, `d${b}_${j}`, '          ')).join(''),
+                                    [{cursor: 'srcAt', texel: t => `s${t}`, needed: srcTexelsAt(meetings, 2)}], products, '          ');
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        ${SPLIT_OF_FRAGMENT}
         int kernelRow = fragment.y / blocks.x;
         int srcCol = 2 * (fragment.y - kernelRow * blocks.x);
-        int split = fragment.x / blocks.y;
-        int diffDstCol = 2 * ${B} * (fragment.x - split * blocks.y);
+        int diffDstCol = 2 * ${B} * fragment.x;
         ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
 ${writtenRowsLoop(`
-          ivec2 diffDstAt;${pairs.map(b => `
-${readDiffDstRow(`row * ${rows.diffDstPitch}`, `diffDstCol + ${2 * b}`, Math.ceil(w.diffDstSize / 2), `d${b}_`, '          ')}`).join('')}
-          int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;
+          int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;${pairs.map(b => `
+          ivec2 diffDstAt${b} = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
+          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, srcCol);
+          ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${rowSum(kx, b)} = vec4(0.0);`)).join('\n          ')}${steps}
           // A kernel row in the pads adds nothing: the sums are kept by a component select (mix with
           // a bvec4), where a ternary on the products is translated into a branch that SwiftShader
           // runs both ways.
           bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
-
-${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}`, 'srcCol', srcTexels, lastTexel, '          ')}${kernelColumns.flatMap(kx => pairs.map(b => {
-      const terms = meetings[kx].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
-      return terms.length === 0 ? '' : `
-          ${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${terms.join(' + ')}, insideLanes);`;
-    })).join('')}`)}
+          ${kernelColumns.flatMap(kx => pairs.map(b => `${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${rowSum(kx, b)}, insideLanes);`)).join('\n          ')}`)}
         ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
       }
 `;

@@ -5,8 +5,9 @@ import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowLayout, rowMeetings, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, srcTexelsAt, writtenRowsLoop,
+        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -14,14 +15,7 @@ export interface DepthwiseRows {
   readonly taps: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   readonly targetCount: number;
-  /**
-   * Each target's texels: [channel pairs, splits], a fragment per (channel pair, split). The
-   * channel pairs run down the rows: SwiftShader shares a draw's rows of 2 × 2 fragments among
-   * its threads, so a draw of few splits still keeps every thread busy.
-   */
-  readonly targetRows: number;
-  readonly targetColumns: number;
-  /** Where the targets hold each split (see TargetSplits). */
+  /** Where the targets hold each split (see TargetSplits): a block of [channel pairs, 1] texels. */
   readonly targetSplits: TargetSplits;
   /** View rows from one image row to the next in src and diffDst (see rowLayout in written_rows.ts). */
   readonly srcPitch: number;
@@ -66,25 +60,26 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   const channelPairs = Math.ceil(groups / 2);
   const layout = rowLayout(geometry, blockRows);
   if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS ||
-      targetCount > maxTargets || 2 * channelPairs > maxTextureSize) {
+      targetCount > maxTargets) {
     return null;
   }
-  const split = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+  const split = splitReduction(geometry, 2 * taps, Infinity,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
-  return {taps, plan, targetCount, targetRows: channelPairs, targetColumns: plan.splits,
-          targetSplits: {splits: plan.splits, rowStep: 0, columnStep: 1}, ...layout};
+  const targetSplits = planSplitGrid(channelPairs, 1, plan.splits, maxTextureSize);
+  return targetSplits === null ? null : {taps, plan, targetCount, targetSplits, ...layout};
 }
 
 /**
  * Pass 1 of the webgl filter gradient for depthwise problems on narrow images, as a
  * multi-target program (see multi_target.ts): a fragment sums every tap of one channel pair
  * over one split of the diffDst rows (batch × height), reading packed 2-D views [positions,
- * channels] directly (a texel: two channels of two neighbouring positions). Per diffDst row it
- * reads the row's texels and, per kernel row, the texels of the src row it meets, then adds
- * every product of the row: the row's width, the stride, dilation and pads along it are baked
+ * channels] directly (a texel: two channels of two neighbouring positions). Along each
+ * diffDst row it reads, texel by texel (interleavedRowSteps in written_rows.ts), the row's
+ * texel and, per kernel row, the texels of the src row it meets that the products there first
+ * need, and adds those products: the row's width, the stride, dilation and pads along it are baked
  * into the text, so which tap meets which position is settled there and nothing along the row
  * is tested or looped over. A kernel row whose src row lies outside (a pad) adds nothing: its
  * products are selected away (not multiplied by 0: 0 · Infinity is NaN).
@@ -108,35 +103,38 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
   const ints: Uniform[] = [
     ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
+    splitGridUniform(rows.targetSplits),
   ];
   const kernelRows = [...Array(h.kernelSize).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
   const targets = [...Array(rows.targetCount).keys()];
   const half = (position: number) => `${position >> 1}.${position % 2 === 1 ? 'zw' : 'xy'}`;
-  const {meetings, srcTexels, lastTexel} = rowMeetings(w);
-  const tap = (ky: number, kx: number) => `sum${ky * w.kernelSize + kx}`;
-  const kernelRow = (ky: number) => `
-          {
-            int srcY = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
-            bool inside = srcY >= 0 && srcY < rowSplit.w;
-${readSrcRow(`(n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}`, 'col', srcTexels, lastTexel, '            ')}${kernelColumns.map(kx => {
-      const terms = meetings[kx].map(({x, column}) => `s${half(column)} * d${half(x)}`);
-      return terms.length === 0 ? '' : `
-            ${tap(ky, kx)} += inside ? ${terms.join(' + ')} : vec2(0.0);`;
-    }).join('')}
-          }`;
+  const meetings = rowMeetings(w);
+  const tap = (ky: number, kx: number) => ky * w.kernelSize + kx;
+  // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>; row<tap> sums a diffDst row's products.
+  const products = (j: number) => kernelRows.flatMap(ky => kernelColumns.map(kx => {
+    const terms = meetings[kx].filter(({x}) => x >> 1 === j).map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
+    return terms.length === 0 ? '' : `
+          row${tap(ky, kx)} += ${terms.join(' + ')};`;
+  })).join('');
+  const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          '),
+                                    kernelRows.map(ky => ({cursor: `srcAt${ky}`, texel: t => `s${ky}_${t}`, needed: srcTexelsAt(meetings, 2)})),
+                                    products, '          ');
   const tapSum = (t: number) => t < rows.taps ? `sum${t}` : 'vec2(0.0)';
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
-        int split = fragment.x;
+        ${SPLIT_OF_FRAGMENT}
         int col = 2 * fragment.y;
         ${[...Array(rows.taps).keys()].map(t => `vec2 sum${t} = vec2(0.0);`).join('\n        ')}
 ${writtenRowsLoop(`
-          ivec2 diffDstAt;
-${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'col', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${kernelRows.map(kernelRow).join('')}`)}
+          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, col);${kernelRows.map(ky => `
+          int srcY${ky} = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
+          ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + clamp(srcY${ky}, 0, rowSplit.w - 1)) * ${rows.srcPitch}, col);`).join('')}
+          ${[...Array(rows.taps).keys()].map(t => `vec2 row${t} = vec2(0.0);`).join('\n          ')}${steps}${kernelRows.map(ky => `
+          bool inside${ky} = srcY${ky} >= 0 && srcY${ky} < rowSplit.w;${kernelColumns.map(kx => `
+          sum${tap(ky, kx)} += inside${ky} ? row${tap(ky, kx)} : vec2(0.0);`).join('')}`).join('')}`)}
         ${targets.map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
       }
 `;

@@ -12,7 +12,7 @@ import type {PackedTexture} from './packed_reads';
 import {denseRowsProgram, denseRowsTargetLocation, planDenseRows} from './dense_rows';
 import {depthwiseRowsProgram, depthwiseRowsTargetLocation, planDepthwiseRows} from './depthwise_rows';
 import {planReduction} from './reduction_plan';
-import {splitBlockShape, sumTargetSplitsProgram, TargetSplits} from './sum_target_splits';
+import {splitGridShape, sumTargetSplitsProgram, TargetSplits} from './sum_target_splits';
 import {planThinRows, THIN_ROWS_SRC_COLUMNS, thinRowsProgram, thinRowsTargetLocation} from './thin_rows';
 import {planThinTaps, thinTapsProgram, thinTapsTargetLocation} from './thin_taps';
 import {planWideTaps, wideTapsProgram, wideTapsTargetLocation} from './wide_taps';
@@ -39,8 +39,6 @@ type Textures = {src: PackedTexture; diffDst: PackedTexture};
 
 /** A multi-target pass 1 planned for a problem, and where it leaves each filter element. */
 interface MultiTargetPass {
-  readonly targetRows: number;
-  readonly targetColumns: number;
   readonly targetSplits: TargetSplits;
   readonly location: TargetLocation;
   /** Whether a target texel holds two src × two diffDst channels of one kernel offset (ArrangeChannelTexelsProgram). */
@@ -59,9 +57,9 @@ interface MultiTargetPass {
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              blockRows: {src: number; diffDst: number}): MultiTargetPass | null {
   const paddedBlocks = blockRows.src > 0 || blockRows.diffDst > 0;
-  const pass = (plan: {targetRows: number; targetColumns: number; targetSplits: TargetSplits}, location: TargetLocation,
-                channelTexels: boolean, program: (textures: Textures) => MultiTargetProgram): MultiTargetPass =>
-      ({targetRows: plan.targetRows, targetColumns: plan.targetColumns, targetSplits: plan.targetSplits, location, channelTexels, program});
+  const pass = (plan: {targetSplits: TargetSplits}, location: TargetLocation, channelTexels: boolean,
+                program: (textures: Textures) => MultiTargetProgram): MultiTargetPass =>
+      ({targetSplits: plan.targetSplits, location, channelTexels, program});
   const dense = planDenseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (dense !== null) {
     return pass(dense, denseRowsTargetLocation(dense), true, textures => denseRowsProgram(geometry, dense, textures));
@@ -109,9 +107,9 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
   // of one split's size before the arrangement reads them.
   const {targetCount} = pass.location;
   const splits = pass.targetSplits.splits;
-  const targets = makeTargets(webgl, targetCount, pass.targetRows, pass.targetColumns);
+  const targets = makeTargets(webgl, targetCount, ...splitGridShape(pass.targetSplits));
   if (targets === null) return null;
-  const summed = splits > 1 ? makeTargets(webgl, targetCount, ...splitBlockShape(pass.targetRows, pass.targetColumns, pass.targetSplits)) : [];
+  const summed = splits > 1 ? makeTargets(webgl, targetCount, pass.targetSplits.blockRows, pass.targetSplits.blockColumns) : [];
   if (summed === null) {
     for (const target of targets) webgl.disposeIntermediateTensorInfo(target);
     return null;

@@ -2,13 +2,15 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/ge
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import type {PackedTexture} from './packed_reads';
 import type {ReductionPlan} from './reduction_plan';
+import {splitGridUniform, TargetSplits} from './sum_target_splits';
 
 /**
  * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
  * axis over one split of the diffDst rows (wide_taps.ts: depthwise; thin_taps.ts: one src
  * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
  * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
- * geometryUniforms and `sizes` = (rows per split, rows, tap blocks, kernel rows).
+ * geometryUniforms, `sizes` = (rows per split, rows, tap blocks, kernel rows) and splitGrid
+ * (see SPLIT_OF_FRAGMENT in sum_target_splits.ts).
  */
 export interface TapRows {
   /** The stride along the innermost axis. */
@@ -194,13 +196,14 @@ export function wholeRowSteps(geometry: FilterGradientGeometry, diffDst: Pick<Pa
 /** The integer uniforms of a tap-rows program: kernel size, geometryUniforms and `sizes`. */
 export function tapRowsUniforms(
     geometry: FilterGradientGeometry, textures: {src: PackedTexture; diffDst: PackedTexture},
-    blocks: {plan: Pick<ReductionPlan, 'rows' | 'rowsPerSplit'>; tapBlocks: number; kernelRows: number}): Uniform[] {
+    blocks: {plan: Pick<ReductionPlan, 'rows' | 'rowsPerSplit'>; tapBlocks: number; kernelRows: number; targetSplits: TargetSplits}): Uniform[] {
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
   return [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
     ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
     ['sizes', 'ivec4', [blocks.plan.rowsPerSplit, blocks.plan.rows, blocks.tapBlocks, blocks.kernelRows]],
+    splitGridUniform(blocks.targetSplits),
   ];
 }
 

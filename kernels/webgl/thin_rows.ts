@@ -5,8 +5,9 @@ import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
-import {MAX_WRITTEN_ROW_PRODUCTS, readDiffDstRow, readSrcRow, rowMeetings, rowsInOrder, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings, rowsInOrder, srcTexelsAt, writtenRowsLoop,
+        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -23,9 +24,7 @@ export interface ThinRows {
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
   /** R × tap texels: target r · tapTexels + q holds taps 2q and 2q + 1 of the block's kernel row r. */
   readonly targetCount: number;
-  /** Each target's texels: [diffDst pairs · kernel row blocks, splits]. */
-  readonly targetRows: number;
-  readonly targetColumns: number;
+  /** Where the targets hold each split (see TargetSplits): a block of [diffDst pairs · kernel row blocks, 1] texels. */
   readonly targetSplits: TargetSplits;
   /** View rows from one diffDst image row to the next (see rowPitch). */
   readonly diffDstPitch: number;
@@ -65,12 +64,11 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
   }
   const kernelRowBlocks = Math.ceil(h.kernelSize / kernelRows);
   const diffDstPairs = Math.ceil(diffDst.channels / 2);
-  const targetRows = diffDstPairs * kernelRowBlocks;
-  if (targetRows > maxTextureSize) return null;
   const targetCount = kernelRows * tapTexels;
-  const plan = splitReduction(geometry, 4 * targetCount, maxTextureSize, TARGET_FRAGMENTS);
-  return {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetRows, targetColumns: plan.splits,
-          targetSplits: {splits: plan.splits, rowStep: 0, columnStep: 1}, diffDstPitch};
+  const plan = splitReduction(geometry, 4 * targetCount, Infinity, TARGET_FRAGMENTS);
+  const targetSplits = planSplitGrid(diffDstPairs * kernelRowBlocks, 1, plan.splits, maxTextureSize);
+  return targetSplits === null ? null :
+      {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetSplits, diffDstPitch};
 }
 
 /**
@@ -79,8 +77,9 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
  * fragment sums, for one diffDst channel pair and R kernel rows, every tap over one split of
  * the diffDst rows. The src is read as the packed view [positions / 2, 2] (four positions a
  * texel, where the tensor's own packing [positions, 1] holds two and two empty lanes), diffDst
- * as the packed view [positions, channels]. Per diffDst row a fragment reads the row's texels of
- * its pair once for its R kernel rows, and per kernel row the texels of the src row it meets;
+ * as the packed view [positions, channels]. Along each diffDst row a fragment reads, texel by
+ * texel (interleavedRowSteps in written_rows.ts), its pair's texel once for its R kernel rows
+ * and, per kernel row, the texels of the src row it meets that the products there first need;
  * the row's width, the stride, dilation and pad along it are baked into the text (as in dense
  * rows: nothing along the row tested or looped over), and a kernel row in the pads or past the
  * kernel adds nothing (its sums kept by a component select).
@@ -97,44 +96,47 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
     ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
     ['heightAxis', 'ivec4', [h.stride, h.dilation, h.padBegin, h.kernelSize]],
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
+    splitGridUniform(rows.targetSplits),
   ];
   const R = rows.kernelRows;
   const kernelRowIndices = [...Array(R).keys()];
   const tapTexels = [...Array(rows.tapTexels).keys()];
-  const {meetings} = rowMeetings(w);
-  // The src view's texel j holds positions 4j … 4j + 3 of a row.
-  const srcTexels = [...new Set(meetings.flat().map(({column}) => column >> 2))];
-  const lastTexel = Math.max(-1, ...srcTexels);
-  const srcValue = (column: number) => `s${column >> 2}.${'xyzw'[column & 3]}`;
+  const meetings = rowMeetings(w);
+  // Per kernel row r of the block: its src row's cursor srcAt<r> and texels s<r>_<t> (the src
+  // view's texel t holds positions 4t … 4t + 3 of a row); row<r>_<q> sums a diffDst row's products.
+  const srcValue = (r: number, column: number) => `s${r}_${column >> 2}.${'xyzw'[column & 3]}`;
   const diffDstValue = (x: number) => `d${x >> 1}.${x % 2 === 1 ? 'zw' : 'xy'}`;
-  const tapSum = (tap: number) => {
-    const terms = tap < w.kernelSize ? meetings[tap].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(x)}`) : [];
-    return terms.length === 0 ? 'vec2(0.0)' : terms.join(' + ');
-  };
+  const tapTerms = (r: number, tap: number, j: number) => tap >= w.kernelSize ? [] :
+      meetings[tap].filter(({x}) => x >> 1 === j).map(({x, column}) => `${srcValue(r, column)} * ${diffDstValue(x)}`);
   const sum = (r: number, q: number) => `sum${r}_${q}`;
-  const kernelRow = (r: number) => `
-          {
-            int ky = block * ${R} + ${r};
-            int srcY = y * heightAxis.x + ky * heightAxis.y - heightAxis.z;
-            bvec4 insideLanes = bvec4(ky < heightAxis.w && srcY >= 0 && srcY < rowSplit.w);
-${readSrcRow(`((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * blocks.y) / 2`, '0', srcTexels, lastTexel, '            ')}${
-      tapTexels.map(q => `
-            ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)}), insideLanes);`).join('')}
-          }`;
+  const rowSum = (r: number, q: number) => `row${r}_${q}`;
+  const products = (j: number) => kernelRowIndices.flatMap(r => tapTexels.map(q => {
+    const [even, odd] = [tapTerms(r, 2 * q, j), tapTerms(r, 2 * q + 1, j)];
+    const lanes = (terms: string[]) => terms.length === 0 ? 'vec2(0.0)' : terms.join(' + ');
+    return even.length + odd.length === 0 ? '' : `
+          ${rowSum(r, q)} += vec4(${lanes(even)}, ${lanes(odd)});`;
+  })).join('');
+  const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          '),
+                                    kernelRowIndices.map(r => ({cursor: `srcAt${r}`, texel: t => `s${r}_${t}`, needed: srcTexelsAt(meetings, 4)})),
+                                    products, '          ');
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
       ${[...Array(rows.targetCount).keys()].map(t => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
-        int split = fragment.x;
+        ${SPLIT_OF_FRAGMENT}
         int pair = fragment.y / blocks.x;
         int block = fragment.y - pair * blocks.x;
         int diffDstCol = 2 * pair;
         ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${sum(r, q)} = vec4(0.0);`)).join('\n        ')}
 ${writtenRowsLoop(`
-          ivec2 diffDstAt;
-${readDiffDstRow(`row * ${rows.diffDstPitch}`, 'diffDstCol', Math.ceil(w.diffDstSize / 2), 'd', '          ')}${
-      kernelRowIndices.map(kernelRow).join('')}`)}
+          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
+          int ky${r} = block * ${R} + ${r};
+          int srcY${r} = y * heightAxis.x + ky${r} * heightAxis.y - heightAxis.z;
+          ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + clamp(srcY${r}, 0, rowSplit.w - 1)) * blocks.y) / 2, 0);`).join('')}
+          ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${rowSum(r, q)} = vec4(0.0);`)).join('\n          ')}${steps}${
+      kernelRowIndices.map(r => `
+          bvec4 insideLanes${r} = bvec4(ky${r} < heightAxis.w && srcY${r} >= 0 && srcY${r} < rowSplit.w);${tapTexels.map(q => `
+          ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('')}`)}
         ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * rows.tapTexels + q} = ${sum(r, q)};`)).join('\n        ')}
       }
 `;

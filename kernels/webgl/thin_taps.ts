@@ -4,7 +4,7 @@ import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
 
 /**
@@ -26,10 +26,10 @@ export interface ThinTaps {
   /** src texels a step spans (see thinTapsProgram). */
   readonly stepTexels: number;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
-  /** Each target's texels: [splits, pairBlocks · kernelRows · tapBlocks], the kernel block fastest along a row. */
-  readonly targetRows: number;
-  readonly targetColumns: number;
-  /** Where the targets hold each split (see TargetSplits). */
+  /**
+   * Where the targets hold each split (see TargetSplits): a block of [1, pairBlocks · kernelRows
+   * · tapBlocks] texels, the kernel block fastest along the row.
+   */
   readonly targetSplits: TargetSplits;
 }
 
@@ -78,12 +78,10 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const pairBlocks = Math.ceil(pairsInGroup / pairs);
-  const targetColumns = pairBlocks * kernelRows * tapBlocks;
-  if (targetColumns > maxTextureSize) return null;
-  const plan = splitReduction(geometry, 2 * taps * pairs, maxTextureSize,
+  const plan = splitReduction(geometry, 2 * taps * pairs, Infinity,
                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
-  return {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetRows: plan.splits, targetColumns,
-          targetSplits: {splits: plan.splits, rowStep: 1, columnStep: 0}};
+  const targetSplits = planSplitGrid(1, pairBlocks * kernelRows * tapBlocks, plan.splits, maxTextureSize);
+  return targetSplits === null ? null : {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetSplits};
 }
 
 /**
@@ -153,11 +151,10 @@ ${stepAdvance(stride, texelCount)}`;
       ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
-        // Rows of targets: splits; columns: (pair block, kernel block), kernel blocks fastest, so
-        // the kernel rows of a pair block run one after another and find the diffDst texels
-        // their neighbour just read still in the cache.
-        int split = fragment.y;
+        ${SPLIT_OF_FRAGMENT}
+        // A split's texels: (pair block, kernel block), kernel blocks fastest, so the kernel
+        // rows of a pair block run one after another and find the diffDst texels their
+        // neighbour just read still in the cache.
         int kernelBlocks = sizes.z * sizes.w;
         int pairBlock = fragment.x / kernelBlocks;
         int kernelBlock = fragment.x - kernelBlocks * pairBlock;

@@ -4,7 +4,7 @@ import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
 
@@ -22,13 +22,11 @@ export interface WideTaps {
   /** How the rows run in segments (tapSegmentsLoop in tap_rows.ts); null: one by one. */
   readonly segments: {readonly continuous: boolean} | null;
   /**
-   * Each target's texels: [2 · splits, 2 · ⌈channel pairs / 4⌉ · kernelRows · tapBlocks]: a 2×2
-   * block of texels per split, 4 consecutive channel pairs and kernel block (kernel row, tap
-   * block), the kernel block fastest along a row (see wideTapsProgram).
+   * Where the targets hold each split (see TargetSplits): a block of [2, 2 · ⌈channel pairs /
+   * 4⌉ · kernelRows · tapBlocks] texels, a 2×2 block of texels per 4 consecutive channel pairs
+   * and kernel block (kernel row, tap block), the kernel block fastest along the row (see
+   * wideTapsProgram).
    */
-  readonly targetRows: number;
-  readonly targetColumns: number;
-  /** Where the targets hold each split (see TargetSplits). */
   readonly targetSplits: TargetSplits;
 }
 
@@ -80,14 +78,12 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const targetColumns = 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks;
-  if (targetColumns > maxTextureSize || maxTextureSize < 2) return null;
-  const plan = splitReduction(geometry, 2 * taps, Math.floor(maxTextureSize / 2),
+  const plan = splitReduction(geometry, 2 * taps, Infinity,
                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
   const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
       planSegments(geometry, paddedBlocks) : null;
-  return {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetRows: 2 * plan.splits, targetColumns,
-          targetSplits: {splits: plan.splits, rowStep: 2, columnStep: 0}};
+  const targetSplits = planSplitGrid(2, 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks, plan.splits, maxTextureSize);
+  return targetSplits === null ? null : {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetSplits};
 }
 
 /**
@@ -161,15 +157,14 @@ ${stepAdvance(stride, texelCount)}`;
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
+        ${SPLIT_OF_FRAGMENT}
         // A 2×2 block of fragments — one SwiftShader quad, run in lockstep — takes 4 consecutive
-        // channel pairs, whose texels share a cache line, for one split (the block's row) and one
-        // kernel block (kernel row, tap block). Blocks run along a row in order, so the kernel
-        // blocks of a channel block run one after another and find the diffDst and src texels
-        // their neighbour just read still in the cache (15% faster than kernel blocks in rows).
+        // channel pairs, whose texels share a cache line, and one kernel block (kernel row, tap
+        // block). Blocks run along a row in order, so the kernel blocks of a channel block run
+        // one after another and find the diffDst and src texels their neighbour just read still
+        // in the cache (15% faster than kernel blocks in rows).
         ivec2 block = fragment / 2;
         ivec2 inBlock = fragment - 2 * block;
-        int split = block.y;
         int kernelBlock = block.x - sizes.z * sizes.w * (block.x / (sizes.z * sizes.w));
         int channelBlock = block.x / (sizes.z * sizes.w);
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);

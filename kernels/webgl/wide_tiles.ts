@@ -4,7 +4,7 @@ import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} fr
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
-import type {TargetSplits} from './sum_target_splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
 
 /**
@@ -25,10 +25,7 @@ export interface WideTiles {
    */
   readonly pointwise: boolean;
   readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
-  /** Each target's texels: [splits · groups · srcBlocks, diffDstBlocks · kernel volume]. */
-  readonly targetRows: number;
-  readonly targetColumns: number;
-  /** Where the targets hold each split (see TargetSplits). */
+  /** Where the targets hold each split (see TargetSplits): a block of [groups · srcBlocks, diffDstBlocks · kernel volume] texels. */
   readonly targetSplits: TargetSplits;
 }
 
@@ -59,23 +56,15 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   // The pointwise sweep runs over all rows of the views at once: it cannot skip pad rows.
   const pointwise = !paddedBlocks && geometry.axes.every(axis =>
       axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
-  // A target's texel rows (splits × groups × srcBlocks) and columns (diffDstBlocks × kernel
-  // volume) must fit a texture unfolded.
-  const tilesPerSplit = geometry.groups * srcBlocks;
-  const maxSplits = Math.floor(maxTextureSize / tilesPerSplit);
-  if (maxSplits < 1 || diffDstBlocks * kernelVolume > maxTextureSize) return null;
-  let plan = splitReduction(geometry, outputsPerFragment, maxSplits);
+  let plan = splitReduction(geometry, outputsPerFragment);
   if (pointwise) {
     const positions = plan.rows * plan.rowLength;
     const positionsPerSplit = 2 * Math.ceil(positions / plan.splits / 2);
     plan = {rows: positions, rowLength: 1, splits: Math.ceil(positions / positionsPerSplit), rowsPerSplit: positionsPerSplit};
   }
-  return {
-    srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, pointwise, plan,
-    targetRows: plan.splits * tilesPerSplit,
-    targetColumns: diffDstBlocks * kernelVolume,
-    targetSplits: {splits: plan.splits, rowStep: tilesPerSplit, columnStep: 0},
-  };
+  // The grid of splits must fit a texture unfolded.
+  const targetSplits = planSplitGrid(geometry.groups * srcBlocks, diffDstBlocks * kernelVolume, plan.splits, maxTextureSize);
+  return targetSplits === null ? null : {srcPairs, diffDstPairs, srcBlocks, diffDstBlocks, pointwise, plan, targetSplits};
 }
 
 /**
@@ -114,6 +103,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
     ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
     ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
     ['tiling', 'ivec3', [tiles.srcBlocks, kernelVolume, geometry.groups]],
+    splitGridUniform(tiles.targetSplits),
   ];
   const pairs = (count: number) => Array.from({length: count}, (_, i) => i);
   const srcIs = pairs(srcPairs);
@@ -233,16 +223,13 @@ ${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at
       ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
 ${INSIDE_FUNCTIONS}
       void main() {
-        ivec2 fragment = ivec2(gl_FragCoord.xy);
-        // Rows of targets: (split, group, src block); columns: (diffDst block, kernel offset).
+        ${SPLIT_OF_FRAGMENT}
+        // A split's rows: (group, src block); its columns: (diffDst block, kernel offset).
         // Fragments run along a row in order, so the kernel offsets of a tile run one after
         // another and find the diffDst and src texels their neighbour just read still in the
         // cache.
-        int rest = fragment.y;
-        int srcBlock = rest - tiling.x * (rest / tiling.x);
-        rest /= tiling.x;
-        int group = rest - tiling.z * (rest / tiling.z);
-        int split = rest / tiling.z;
+        int group = fragment.y / tiling.x;
+        int srcBlock = fragment.y - tiling.x * group;
         int diffDstBlock = fragment.x / tiling.y;
         int kernelIndex = fragment.x - tiling.y * diffDstBlock;
         ivec3 k = ivec3(kernelIndex / (kernelSize.y * kernelSize.z), 0, 0);

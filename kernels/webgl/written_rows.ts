@@ -57,32 +57,67 @@ export interface Meeting {
 
 /**
  * Along a row (the innermost axis `w`), per tap kx: the diffDst positions whose src column lies
- * inside src, with that column; and the src texels (two columns each) some tap reads, the
- * last of them.
+ * inside src, with that column.
  */
-export function rowMeetings(w: SpatialAxis): {meetings: Meeting[][]; srcTexels: number[]; lastTexel: number} {
-  const meetings = [...Array(w.kernelSize).keys()].map(kx => [...Array(w.diffDstSize).keys()]
+export function rowMeetings(w: SpatialAxis): Meeting[][] {
+  return [...Array(w.kernelSize).keys()].map(kx => [...Array(w.diffDstSize).keys()]
       .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
       .filter(({column}) => column >= 0 && column < w.srcSize));
-  const srcTexels = [...new Set(meetings.flat().map(({column}) => column >> 1))];
-  return {meetings, srcTexels, lastTexel: Math.max(-1, ...srcTexels)};
 }
 
 /**
- * GLSL reading, from the src texel cursor set at `rowStart` (a view row) and `col`, the texels
- * `srcTexels` into s0, s1, … (texel j as s<j>), stepping the cursor over the ones no tap reads.
+ * The src texels (`positionsPerTexel` columns each) the products at diffDst texel j (positions
+ * 2j, 2j + 1) of a row read, in increasing order.
  */
-export function readSrcRow(rowStart: string, col: string, srcTexels: readonly number[], lastTexel: number, indent: string): string {
-  return `${indent}ivec2 srcAt = srcTexelOf(${rowStart}, ${col});${[...Array(lastTexel + 1).keys()].map(j => `${j > 0 ? `
-${indent}srcAt = srcNextRow(srcAt);` : ''}${srcTexels.includes(j) ? `
-${indent}vec4 s${j} = readSrcAt(srcAt);` : ''}`).join('')}`;
+export function srcTexelsAt(meetings: readonly Meeting[][], positionsPerTexel: number): (j: number) => number[] {
+  return j => [...new Set(meetings.flat().filter(({x}) => x >> 1 === j).map(({column}) => Math.floor(column / positionsPerTexel)))]
+      .sort((a, b) => a - b);
 }
 
-/** GLSL reading `count` texels of a diffDst row from the cursor set at `rowStart` and `col` into `<name>0`, `<name>1`, …. */
-export function readDiffDstRow(rowStart: string, col: string, count: number, name: string, indent: string): string {
-  return `${indent}diffDstAt = diffDstTexelOf(${rowStart}, ${col});${[...Array(count).keys()].map(j => `${j > 0 ? `
-${indent}diffDstAt = diffDstNextRow(diffDstAt);` : ''}
-${indent}vec4 ${name}${j} = readDiffDstAt(diffDstAt);`).join('')}`;
+/** A src row a pass reads along a diffDst row (see interleavedRowSteps). */
+export interface SrcRowStream {
+  /** The cursor variable, set at the row's first texel. */
+  readonly cursor: string;
+  /** The variable holding src texel t of the row. */
+  readonly texel: (t: number) => string;
+  /** The src texels the products at diffDst texel j read, in increasing order. */
+  readonly needed: (j: number) => readonly number[];
+}
+
+/**
+ * GLSL for one diffDst row of `texels` texels, step by step: at texel j, `readDiffDst(j)` (the
+ * pass's reads of its diffDst texels there), then the src texels of each stream the products
+ * at j read first (through the stream's cursor, which steps over texels no product reads), then
+ * `products(j)`. Reading each value just before its products keeps a few texels live, where
+ * reading the whole row first keeps them all (SwiftShader spills them to memory and reads them
+ * back).
+ */
+export function interleavedRowSteps(texels: number, readDiffDst: (j: number) => string, streams: readonly SrcRowStream[],
+                                    products: (j: number) => string, indent: string): string {
+  const cursorAt = streams.map(() => 0);
+  const read = streams.map(() => new Set<number>());
+  let code = '';
+  for (let j = 0; j < texels; j++) {
+    code += readDiffDst(j);
+    streams.forEach((stream, i) => {
+      for (const t of stream.needed(j)) {
+        if (read[i].has(t)) continue;
+        for (; cursorAt[i] < t; cursorAt[i]++) code += `\n${indent}${stream.cursor} = srcNextRow(${stream.cursor});`;
+        code += `\n${indent}vec4 ${stream.texel(t)} = readSrcAt(${stream.cursor});`;
+        read[i].add(t);
+      }
+    });
+    code += products(j);
+  }
+  return code;
+}
+
+/**
+ * GLSL reading diffDst texel j of a row through the cursor `cursor` (set at the row's first
+ * texel) into `name`: the cursor steps one texel row first, except at j = 0.
+ */
+export function readDiffDstTexel(cursor: string, j: number, name: string, indent: string): string {
+  return `${j > 0 ? `\n${indent}${cursor} = diffDstNextRow(${cursor});` : ''}\n${indent}vec4 ${name} = readDiffDstAt(${cursor});`;
 }
 
 /**

@@ -512,11 +512,11 @@ for (const environment of ENVIRONMENTS) {
       const tooWide: Problem[] = [
         {name: 'dense 16→2, 9×9: 81 offsets a tile row, 8 src pairs × 9 kernel rows', input: [1, 9, 7, 16], outputDelta: [1, 9, 7, 2],
           attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [9, 9]}},
-        {name: 'depthwise 96 channels, 3×3: 12 blocks of 4 pairs × 3 rows', input: [1, 5, 6, 96], outputDelta: [1, 5, 6, 96],
-          attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 96, filterShape: [3, 3]}},
+        {name: 'depthwise 160 channels, 3×3: 20 blocks of 4 pairs × 3 rows, 80 pairs down a split', input: [1, 3, 4, 160],
+          outputDelta: [1, 3, 4, 160], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 160, filterShape: [3, 3]}},
       ];
       for (const problem of tooWide) {
-        it(`falls back to the single-target program when a target row would pass 64 texels: ${problem.name}`, () => {
+        it(`falls back to the single-target program when the targets would pass 64 texels a side: ${problem.name}`, () => {
           const geometry = computeGeometry('ConvolutionBackpropFilters',
               {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}}, problem.attrs);
           expect(planWideTiles(geometry, 8, 64)).toBeNull();
