@@ -94,17 +94,21 @@ export interface SrcRowStream {
  */
 export function interleavedRowSteps(texels: number, readDiffDst: (j: number) => string, streams: readonly SrcRowStream[],
                                     products: (j: number) => string, indent: string): string {
+  const steps = [...Array(texels).keys()];
+  // The cursors only move forward: a texel some step reads is read when the cursor passes it.
+  const used = streams.map(stream => new Set(steps.flatMap(j => stream.needed(j))));
   const cursorAt = streams.map(() => 0);
-  const read = streams.map(() => new Set<number>());
+  const passed = streams.map(() => 0);
   let code = '';
-  for (let j = 0; j < texels; j++) {
+  for (const j of steps) {
     code += readDiffDst(j);
     streams.forEach((stream, i) => {
-      for (const t of stream.needed(j)) {
-        if (read[i].has(t)) continue;
+      const last = Math.max(-1, ...stream.needed(j));
+      for (; passed[i] <= last; passed[i]++) {
+        const t = passed[i];
+        if (!used[i].has(t)) continue;
         for (; cursorAt[i] < t; cursorAt[i]++) code += `\n${indent}${stream.cursor} = srcNextRow(${stream.cursor});`;
         code += `\n${indent}vec4 ${stream.texel(t)} = readSrcAt(${stream.cursor});`;
-        read[i].add(t);
       }
     });
     code += products(j);

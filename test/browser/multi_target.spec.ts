@@ -136,6 +136,13 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, depthwiseRows: true},
   {name: 'depthwise rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 6],
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 6, filterShape: [3, 3]}, depthwiseRows: true},
+  // Stride 4, dilation 3: the first diffDst texel's products read src texels 0, 1, 2 and 4; texel
+  // 3, which the src cursor passes on its way to 4, is first read by the next one (each pass must
+  // read it as it passes, not step back).
+  {name: 'depthwise rows: 1-D, stride 4, dilation 3, a src texel passed before its first use', input: [1, 16, 4], outputDelta: [1, 4, 4],
+    attrs: {strides: [4], dilations: [3], autoPad: 'same_lower', groups: 4, filterShape: [3]}, depthwiseRows: true},
+  {name: 'dense rows: 1-D, stride 4, dilation 3, a src texel passed before its first use', input: [1, 16, 4], outputDelta: [1, 4, 4],
+    attrs: {strides: [4], dilations: [3], autoPad: 'same_lower', filterShape: [3]}, denseRows: true},
   {name: 'depthwise rows, odd widths: 3×3 same, stride 2, 9 → 5', input: [1, 5, 9, 4], outputDelta: [1, 3, 5, 4],
     attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: 'packed'},
   {name: 'depthwise rows, odd widths: 3×3 same, 7 → 7 (MobileNet\'s last layers at 224), splits starting mid-image', input: [5, 3, 7, 6],
@@ -219,6 +226,8 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2], padsBegin: [1], padsEnd: [1], filterShape: [4]}, thinRows: true},
   {name: 'thin rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 1],
     attrs: {strides: [2, 2], filterShape: [2, 2]}, thinRows: true},
+  {name: 'thin rows: dilation 8 along the row: src texel 1 passed by the first steps, first read by the third', input: [2, 3, 16, 1],
+    outputDelta: [2, 2, 8, 4], attrs: {strides: [1, 1], dilations: [1, 8], filterShape: [2, 2]}, thinRows: true},
   {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
     attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
