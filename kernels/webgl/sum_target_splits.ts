@@ -41,7 +41,7 @@ export function splitGridShape({splits, blockRows, blockColumns, gridColumns}: T
   return [Math.ceil(splits / gridColumns) * blockRows, gridColumns * blockColumns];
 }
 
-/** The uniform splitOfFragment reads: (block columns, block rows, grid columns). */
+/** The uniform SPLIT_OF_FRAGMENT reads: (block columns, block rows, grid columns). */
 export function splitGridUniform({blockRows, blockColumns, gridColumns}: TargetSplits): Uniform {
   return ['splitGrid', 'ivec3', [blockColumns, blockRows, gridColumns]];
 }
