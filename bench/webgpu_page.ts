@@ -124,10 +124,14 @@ describe('webgpu bench', () => {
         const mine = await prepare(() => ours(w, x, dy));
         const variant = input.variant ? await prepare(withVariant(input.variant, () => ours(w, x, dy))) : null;
         const theirs = w.builtIn !== null && input.builtInRuns > 0 ? await prepare(() => builtIn(w, x, dy)) : null;
-        // Runs alternate (ours, variant, built-in, ours, ...) so all see the same load on a shared machine.
+        // Runs alternate (ours, variant, built-in, ours, ...) so all see the same load on a shared
+        // machine; ours and the variant take turns going first (the one after the built-in may
+        // pay for its clean-up).
         for (let run = 0; run < input.runs; run++) {
+          const variantFirst = variant !== null && run % 2 === 1;
+          if (variantFirst) await variant.run();
           await mine.run();
-          if (variant) await variant.run();
+          if (variant && !variantFirst) await variant.run();
           if (theirs && run < input.builtInRuns) await theirs.run();
         }
         if (variant) variant.difference = relativeDifference(variant.values, mine.values);
