@@ -76,10 +76,10 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * Pass 1 of the webgl filter gradient for depthwise problems on narrow images, as a
  * multi-target program (see multi_target.ts): a fragment sums every tap of one channel pair
  * over one split of the diffDst rows (batch × height), reading packed 2-D views [positions,
- * channels] directly (a texel: two channels of two neighbouring positions). Along each
- * diffDst row it reads, texel by texel (interleavedRowSteps in written_rows.ts), the row's
- * texel and, per kernel row, the texels of the src row it meets that the products there first
- * need, and adds those products: the row's width, the stride, dilation and pads along it are baked
+ * channels] directly (a texel: two channels of two neighbouring positions). Per diffDst row it
+ * reads the row's texels, then per kernel row the texels of the src row it meets, each as the
+ * products first need it (interleavedRowSteps in written_rows.ts), adding those products: the
+ * row's width, the stride, dilation and pads along it are baked
  * into the text, so which tap meets which position is settled there and nothing along the row
  * is tested or looped over. A kernel row whose src row lies outside (a pad) adds nothing: its
  * products are selected away (not multiplied by 0: 0 · Infinity is NaN).
@@ -112,14 +112,18 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
   const meetings = rowMeetings(w);
   const tap = (ky: number, kx: number) => ky * w.kernelSize + kx;
   // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>; row<tap> sums a diffDst row's products.
-  const products = (j: number) => kernelRows.flatMap(ky => kernelColumns.map(kx => {
+  const productsOf = (ky: number, j: number) => kernelColumns.map(kx => {
     const terms = meetings[kx].filter(({x}) => x >> 1 === j).map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
     return terms.length === 0 ? '' : `
           row${tap(ky, kx)} += ${terms.join(' + ')};`;
-  })).join('');
-  const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          '),
-                                    kernelRows.map(ky => ({cursor: `srcAt${ky}`, texel: t => `s${ky}_${t}`, needed: srcTexelsAt(meetings, 2)})),
-                                    products, '          ');
+  }).join('');
+  // The dy row first, then per kernel row its src texels as its products first need them: one
+  // src row at a time, which SwiftShader runs faster than the rows' reads interleaved.
+  const texelsAlong = Math.ceil(w.diffDstSize / 2);
+  const steps = [...Array(texelsAlong).keys()].map(j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          ')).join('') +
+      kernelRows.map(ky => interleavedRowSteps(texelsAlong, () => '',
+                                               [{cursor: `srcAt${ky}`, texel: t => `s${ky}_${t}`, needed: srcTexelsAt(meetings, 2)}],
+                                               j => productsOf(ky, j), '          ')).join('');
   const tapSum = (t: number) => t < rows.taps ? `sum${t}` : 'vec2(0.0)';
   const source = `${packedReadsHeader(textures)}
       ${declareIntUniforms(ints)}
