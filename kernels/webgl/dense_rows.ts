@@ -122,7 +122,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
   const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
   const diffDstValue = (b: number, x: number) => `d${b}_${x >> 1}.${x % 2 === 1 ? 'zwzw' : 'xyxy'}`;
   const products = (j: number) => kernelColumns.flatMap(kx => pairs.map(b => {
-    const terms = meetings[kx].filter(({x}) => x >> 1 === j).map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
+    const terms = meetings[kx][j].map(({x, column}) => `${srcValue(column)} * ${diffDstValue(b, x)}`);
     return terms.length === 0 ? '' : `
           ${rowSum(kx, b)} += ${terms.join(' + ')};`;
   })).join('');

@@ -113,7 +113,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
   const tap = (ky: number, kx: number) => ky * w.kernelSize + kx;
   // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>; row<tap> sums a diffDst row's products.
   const productsOf = (ky: number, j: number) => kernelColumns.map(kx => {
-    const terms = meetings[kx].filter(({x}) => x >> 1 === j).map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
+    const terms = meetings[kx][j].map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
     return terms.length === 0 ? '' : `
           row${tap(ky, kx)} += ${terms.join(' + ')};`;
   }).join('');

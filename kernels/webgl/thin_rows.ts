@@ -107,7 +107,7 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
   const srcValue = (r: number, column: number) => `s${r}_${column >> 2}.${'xyzw'[column & 3]}`;
   const diffDstValue = (x: number) => `d${x >> 1}.${x % 2 === 1 ? 'zw' : 'xy'}`;
   const tapTerms = (r: number, tap: number, j: number) => tap >= w.kernelSize ? [] :
-      meetings[tap].filter(({x}) => x >> 1 === j).map(({x, column}) => `${srcValue(r, column)} * ${diffDstValue(x)}`);
+      meetings[tap][j].map(({x, column}) => `${srcValue(r, column)} * ${diffDstValue(x)}`);
   const sum = (r: number, q: number) => `sum${r}_${q}`;
   const rowSum = (r: number, q: number) => `row${r}_${q}`;
   const products = (j: number) => kernelRowIndices.flatMap(r => tapTexels.map(q => {

@@ -56,22 +56,26 @@ export interface Meeting {
 }
 
 /**
- * Along a row (the innermost axis `w`), per tap kx: the diffDst positions whose src column lies
- * inside src, with that column.
+ * Along a row (the innermost axis `w`), per tap kx and diffDst texel j (positions 2j, 2j + 1):
+ * those of the texel's positions whose src column lies inside src, with that column —
+ * `meetings[kx][j]`.
  */
-export function rowMeetings(w: SpatialAxis): Meeting[][] {
-  return [...Array(w.kernelSize).keys()].map(kx => [...Array(w.diffDstSize).keys()]
+export function rowMeetings(w: SpatialAxis): Meeting[][][] {
+  const texels = [...Array(Math.ceil(w.diffDstSize / 2)).keys()];
+  return [...Array(w.kernelSize).keys()].map(kx => texels.map(j => [2 * j, 2 * j + 1]
+      .filter(x => x < w.diffDstSize)
       .map(x => ({x, column: x * w.stride + kx * w.dilation - w.padBegin}))
-      .filter(({column}) => column >= 0 && column < w.srcSize));
+      .filter(({column}) => column >= 0 && column < w.srcSize)));
 }
 
 /**
- * The src texels (`positionsPerTexel` columns each) the products at diffDst texel j (positions
- * 2j, 2j + 1) of a row read, in increasing order.
+ * The src texels (`positionsPerTexel` columns each) the products at diffDst texel j of a row
+ * read, in increasing order (`meetings` from rowMeetings).
  */
-export function srcTexelsAt(meetings: readonly Meeting[][], positionsPerTexel: number): (j: number) => number[] {
-  return j => [...new Set(meetings.flat().filter(({x}) => x >> 1 === j).map(({column}) => Math.floor(column / positionsPerTexel)))]
-      .sort((a, b) => a - b);
+export function srcTexelsAt(meetings: readonly Meeting[][][], positionsPerTexel: number): (j: number) => number[] {
+  const texels = meetings.length === 0 ? [] : meetings[0].map((_, j) =>
+      [...new Set(meetings.flatMap(tap => tap[j]).map(({column}) => Math.floor(column / positionsPerTexel)))].sort((a, b) => a - b));
+  return j => texels[j];
 }
 
 /** A src row a pass reads along a diffDst row (see interleavedRowSteps). */
