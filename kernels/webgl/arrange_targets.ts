@@ -29,18 +29,35 @@ function readChosenTarget(targetCount: number): string {
       names[names.length - 1]}Texel;`;
 }
 
-/** The uniforms both arrangements declare, and their values. */
-function locationUniforms(geometry: FilterGradientGeometry, location: TargetLocation, extra: Array<{name: string; arrayIndex: number; values: number[]}>) {
-  const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const uniforms = [
-    {name: 'kernelSize', type: 'ivec3' as const, values: [d.kernelSize, h.kernelSize, w.kernelSize]},
-    {name: 'tiling', type: 'int' as const, arrayIndex: location.tiling.length, values: [...location.tiling]},
-    ...extra.map(uniform => ({...uniform, type: 'int' as const})),
-  ];
-  return {
-    customUniforms: uniforms.map(({name, type, arrayIndex}) => ({name, type, arrayIndex})),
-    values: uniforms.map(uniform => uniform.values),
-  };
+/**
+ * What both arrangements share: the targets as packed inputs target0, target1, … and the
+ * uniforms their locating text reads (kernelSize, tiling) beside each arrangement's own.
+ */
+abstract class TargetArrangement implements GPGPUProgram {
+  readonly variableNames: string[];
+  abstract readonly outputShape: number[];
+  abstract readonly userCode: string;
+  readonly enableShapeUniforms = true;
+  readonly packedInputs = true;
+  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
+  private readonly uniformValues: number[][];
+
+  protected constructor(geometry: FilterGradientGeometry, location: TargetLocation,
+                        extra: Array<{name: string; arrayIndex: number; values: number[]}>) {
+    this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
+    const [d, h, w] = spatialAxesAs3d(geometry.axes);
+    const uniforms = [
+      {name: 'kernelSize', type: 'ivec3' as const, values: [d.kernelSize, h.kernelSize, w.kernelSize]},
+      {name: 'tiling', type: 'int' as const, arrayIndex: location.tiling.length, values: [...location.tiling]},
+      ...extra.map(uniform => ({...uniform, type: 'int' as const})),
+    ];
+    this.customUniforms = uniforms.map(({name, type, arrayIndex}) => ({name, type, arrayIndex}));
+    this.uniformValues = uniforms.map(uniform => uniform.values);
+  }
+
+  uniforms(): number[][] {
+    return this.uniformValues;
+  }
 }
 
 /**
@@ -52,24 +69,15 @@ function locationUniforms(geometry: FilterGradientGeometry, location: TargetLoca
  * Cache key: the locating text (it bakes in the tile shape or taps per fragment), the number of
  * targets and the order of the filter axes; with shape uniforms, no shapes.
  */
-export class ArrangeTargetsProgram implements GPGPUProgram {
-  readonly variableNames: string[];
+export class ArrangeTargetsProgram extends TargetArrangement {
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly enableShapeUniforms = true;
-  readonly packedInputs = true;
-  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
-  private readonly uniformValues: number[][];
 
   constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
-    this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
-    this.outputShape = [geometry.filterSize];
     const filterAxes = filterAxesInLayoutOrder(geometry);
-    const {customUniforms, values} = locationUniforms(geometry, location, [
-      {name: 'filterAxisStrides', arrayIndex: filterAxes.length, values: filterAxes.map(axis => axis.stride)},
-    ]);
-    this.customUniforms = customUniforms;
-    this.uniformValues = values;
+    super(geometry, location,
+          [{name: 'filterAxisStrides', arrayIndex: filterAxes.length, values: filterAxes.map(axis => axis.stride)}]);
+    this.outputShape = [geometry.filterSize];
     this.userCode = `
       void main() {
         int rest = getOutputCoords();
@@ -78,10 +86,6 @@ export class ArrangeTargetsProgram implements GPGPUProgram {
         setOutput(chosen[lane]);
       }
     `;
-  }
-
-  uniforms(): number[][] {
-    return this.uniformValues;
   }
 }
 
@@ -109,26 +113,18 @@ export function channelsInnermost(geometry: FilterGradientGeometry): boolean {
  * Cache key: the locating text, the number of targets, the order of the filter axes and the
  * filter's rank; with shape uniforms, no shapes.
  */
-export class ArrangeChannelTexelsProgram implements GPGPUProgram {
-  readonly variableNames: string[];
+export class ArrangeChannelTexelsProgram extends TargetArrangement {
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly enableShapeUniforms = true;
-  readonly packedInputs = true;
   readonly packedOutput = true;
-  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
-  private readonly uniformValues: number[][];
 
   constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
-    this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
+    super(geometry, location, [
+      {name: 'channels', arrayIndex: 2, values: [geometry.src.channelsPerGroup, geometry.groups * geometry.diffDst.channelsPerGroup]},
+    ]);
     this.outputShape = [...geometry.filterShape];
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const diffDstInner = filterAxes[filterAxes.length - 1].role === 'diffDstChannel';
-    const {customUniforms, values} = locationUniforms(geometry, location, [
-      {name: 'channels', arrayIndex: 2, values: [geometry.src.channelsPerGroup, geometry.groups * geometry.diffDst.channelsPerGroup]},
-    ]);
-    this.customUniforms = customUniforms;
-    this.uniformValues = values;
     // getOutputCoords gives the texel's first element: its two innermost coordinates are even.
     this.userCode = `
       void main() {
@@ -143,9 +139,5 @@ export class ArrangeChannelTexelsProgram implements GPGPUProgram {
         setOutput(mix(${diffDstInner ? 'chosen' : 'chosen.xzyw'}, vec4(0.0), outside));
       }
     `;
-  }
-
-  uniforms(): number[][] {
-    return this.uniformValues;
   }
 }
