@@ -108,7 +108,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
   const ints: Uniform[] = [
     ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
-    ['blocks', 'ivec2', [rows.srcPairs, rows.diffDstBlocks]],
+    ['srcPairs', 'int', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),
   ];
   const B = rows.diffDstPairs;
@@ -133,8 +133,8 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
-        int kernelRow = fragment.y / blocks.x;
-        int srcCol = 2 * (fragment.y - kernelRow * blocks.x);
+        int kernelRow = fragment.y / srcPairs[0];
+        int srcCol = 2 * (fragment.y - kernelRow * srcPairs[0]);
         int diffDstCol = 2 * ${B} * fragment.x;
         ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
 ${writtenRowsLoop(`
