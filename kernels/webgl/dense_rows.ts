@@ -2,12 +2,12 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, srcTexelsAt, writtenRowsLoop,
-        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf, rowLayout,
+        rowMeetings, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -97,10 +97,9 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * Target kx · B + b holds tap kx of diffDst pair b as (src channel 0: diffDst channel 0, 1;
  * src channel 1: diffDst channel 0, 1).
  *
- * Cache key: the shader text, which bakes in the kernel width, B, the row widths of diffDst
- * and src and their pitches, the stride, dilation and begin pad along the row, and whether each input's texture
- * is folded; the batch, heights, channel counts, the stride, dilation and pad along the height,
- * the split and the textures' sizes are uniforms, so one shader serves every batch size.
+ * Cache key: DenseRowsText, all the text is made from (once per key: textPerKey); the batch,
+ * heights, channel counts, the stride, dilation and pad along the height, the split and the
+ * textures' sizes are uniforms, so one shader serves every batch size.
  */
 export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows,
                                  textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
@@ -111,13 +110,39 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     ['srcPairs', 'int', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),
   ];
-  const B = rows.diffDstPairs;
+  const text: DenseRowsText = {
+    row: rowAxisOf(w), diffDstPairs: rows.diffDstPairs, srcPitch: rows.srcPitch, diffDstPitch: rows.diffDstPitch,
+    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h), inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
+  };
+  return {name: 'DenseRowsProgram', source: denseRowsText(text), inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/** What denseRowsProgram's text is made from: its cache key. */
+interface DenseRowsText {
+  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
+  readonly row: RowAxis;
+  /** B. */
+  readonly diffDstPairs: number;
+  readonly srcPitch: number;
+  readonly diffDstPitch: number;
+  /** Whether no kernel row meets a pad (kernelRowsAlwaysInside): no select on each row's products. */
+  readonly kernelRowsAlwaysInside: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+const denseRowsText = textPerKey((text: DenseRowsText) => {
+  const w = text.row;
+  const B = text.diffDstPairs;
   const pairs = [...Array(B).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
-  const targets = [...Array(rows.targetCount).keys()];
   const meetings = rowMeetings(w);
   const sum = (kx: number, b: number) => `sum${kx}_${b}`;
-  const rowSum = (kx: number, b: number) => `row${kx}_${b}`;
+  // A row's products go to row sums, added to the sums where the kernel row lies inside src; or
+  // straight to the sums where it always does.
+  const rowSum = text.kernelRowsAlwaysInside ? sum : (kx: number, b: number) => `row${kx}_${b}`;
   // A src value as (c0, c0, c1, c1) and a diffDst value as (o0, o1, o0, o1): their product is the 2 × 2 outer product.
   const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
   const diffDstValue = (b: number, x: number) => `d${b}_${x >> 1}.${x % 2 === 1 ? 'zwzw' : 'xyxy'}`;
@@ -128,9 +153,18 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
   })).join('');
   const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => pairs.map(b => readDiffDstTexel(`diffDstAt${b}`, j, `d${b}_${j}`, '          ')).join(''),
                                     [{cursor: 'srcAt', texel: t => `s${t}`, needed: srcTexelsAt(meetings, 2)}], products, '          ');
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+  const srcRow = text.kernelRowsAlwaysInside ? 'srcY' : 'clamp(srcY, 0, rowSplit.w - 1)';
+  const rowSums = text.kernelRowsAlwaysInside ? '' : `
+          ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${rowSum(kx, b)} = vec4(0.0);`)).join('\n          ')}`;
+  // A kernel row in the pads adds nothing: the sums are kept by a component select (mix with a
+  // bvec4), where a ternary on the products is translated into a branch that SwiftShader runs
+  // both ways.
+  const addRowSums = text.kernelRowsAlwaysInside ? '' : `
+          bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
+          ${kernelColumns.flatMap(kx => pairs.map(b => `${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${rowSum(kx, b)}, insideLanes);`)).join('\n          ')}`;
+  return `${packedReadsHeader(text.inputs)}
+      ${text.intUniforms}
+      ${[...Array(w.kernelSize * B).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int kernelRow = fragment.y / srcPairs[0];
@@ -139,20 +173,12 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
         ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
 ${writtenRowsLoop(`
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;${pairs.map(b => `
-          ivec2 diffDstAt${b} = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
-          ivec2 srcAt = srcTexelOf((n * rowSplit.w + clamp(srcY, 0, rowSplit.w - 1)) * ${rows.srcPitch}, srcCol);
-          ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${rowSum(kx, b)} = vec4(0.0);`)).join('\n          ')}${steps}
-          // A kernel row in the pads adds nothing: the sums are kept by a component select (mix with
-          // a bvec4), where a ternary on the products is translated into a branch that SwiftShader
-          // runs both ways.
-          bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
-          ${kernelColumns.flatMap(kx => pairs.map(b => `${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${rowSum(kx, b)}, insideLanes);`)).join('\n          ')}`)}
+          ivec2 diffDstAt${b} = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
+          ivec2 srcAt = srcTexelOf((n * rowSplit.w + ${srcRow}) * ${text.srcPitch}, srcCol);${rowSums}${steps}${addRowSums}`)}
         ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
       }
 `;
-  return {name: 'DenseRowsProgram', source, inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
-}
+});
 
 /**
  * Where denseRowsProgram leaves each element: its target (kx · B + its pair in the block),

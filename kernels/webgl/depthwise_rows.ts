@@ -2,12 +2,12 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, srcTexelsAt, writtenRowsLoop,
-        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf, rowLayout,
+        rowMeetings, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -92,10 +92,9 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * Target q holds taps 2q and 2q + 1 (tap = kernel row · kernel width + column) as (tap 2q:
  * channel 0, channel 1; tap 2q + 1: channel 0, channel 1).
  *
- * Cache key: the shader text, which bakes in the kernel's height and width, the row widths of
- * diffDst and src and their pitches, the stride, dilation and begin pad along the row, and whether each input's
- * texture is folded; the batch, heights, the stride, dilation and pad along the height, the
- * split and the textures' sizes are uniforms, so one shader serves every batch size.
+ * Cache key: DepthwiseRowsText, all the text is made from (once per key: textPerKey); the
+ * batch, heights, the stride, dilation and pad along the height, the split and the textures'
+ * sizes are uniforms, so one shader serves every batch size.
  */
 export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows,
                                      textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
@@ -105,17 +104,45 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     splitGridUniform(rows.targetSplits),
   ];
-  const kernelRows = [...Array(h.kernelSize).keys()];
+  const text: DepthwiseRowsText = {
+    row: rowAxisOf(w), kernelHeight: h.kernelSize, srcPitch: rows.srcPitch, diffDstPitch: rows.diffDstPitch,
+    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h), inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
+  };
+  return {name: 'DepthwiseRowsProgram', source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/** What depthwiseRowsProgram's text is made from: its cache key. */
+interface DepthwiseRowsText {
+  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
+  readonly row: RowAxis;
+  readonly kernelHeight: number;
+  readonly srcPitch: number;
+  readonly diffDstPitch: number;
+  /** Whether no kernel row meets a pad (kernelRowsAlwaysInside): no select on each row's products. */
+  readonly kernelRowsAlwaysInside: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
+  const w = text.row;
+  const taps = text.kernelHeight * w.kernelSize;
+  const kernelRows = [...Array(text.kernelHeight).keys()];
   const kernelColumns = [...Array(w.kernelSize).keys()];
-  const targets = [...Array(rows.targetCount).keys()];
   const half = (position: number) => `${position >> 1}.${position % 2 === 1 ? 'zw' : 'xy'}`;
   const meetings = rowMeetings(w);
   const tap = (ky: number, kx: number) => ky * w.kernelSize + kx;
-  // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>; row<tap> sums a diffDst row's products.
+  const sum = (t: number) => `sum${t}`;
+  // A row's products go to row sums, added to the sums where the kernel row lies inside src; or
+  // straight to the sums where it always does.
+  const rowSum = text.kernelRowsAlwaysInside ? sum : (t: number) => `row${t}`;
+  // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>.
   const productsOf = (ky: number, j: number) => kernelColumns.map(kx => {
     const terms = meetings[kx][j].map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
     return terms.length === 0 ? '' : `
-          row${tap(ky, kx)} += ${terms.join(' + ')};`;
+          ${rowSum(tap(ky, kx))} += ${terms.join(' + ')};`;
   }).join('');
   // The dy row first, then per kernel row its src texels as its products first need them: one
   // src row at a time, which SwiftShader runs faster than the rows' reads interleaved.
@@ -124,27 +151,28 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
       kernelRows.map(ky => interleavedRowSteps(texelsAlong, () => '',
                                                [{cursor: `srcAt${ky}`, texel: t => `s${ky}_${t}`, needed: srcTexelsAt(meetings, 2)}],
                                                j => productsOf(ky, j), '          ')).join('');
-  const tapSum = (t: number) => t < rows.taps ? `sum${t}` : 'vec2(0.0)';
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+  const srcRow = (ky: number) => text.kernelRowsAlwaysInside ? `srcY${ky}` : `clamp(srcY${ky}, 0, rowSplit.w - 1)`;
+  const rowSums = text.kernelRowsAlwaysInside ? '' : `
+          ${[...Array(taps).keys()].map(t => `vec2 ${rowSum(t)} = vec2(0.0);`).join('\n          ')}`;
+  const addRowSums = text.kernelRowsAlwaysInside ? '' : kernelRows.map(ky => `
+          bool inside${ky} = srcY${ky} >= 0 && srcY${ky} < rowSplit.w;${kernelColumns.map(kx => `
+          ${sum(tap(ky, kx))} += inside${ky} ? ${rowSum(tap(ky, kx))} : vec2(0.0);`).join('')}`).join('');
+  const tapSum = (t: number) => t < taps ? sum(t) : 'vec2(0.0)';
+  return `${packedReadsHeader(text.inputs)}
+      ${text.intUniforms}
+      ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int col = 2 * fragment.y;
-        ${[...Array(rows.taps).keys()].map(t => `vec2 sum${t} = vec2(0.0);`).join('\n        ')}
+        ${[...Array(taps).keys()].map(t => `vec2 ${sum(t)} = vec2(0.0);`).join('\n        ')}
 ${writtenRowsLoop(`
-          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, col);${kernelRows.map(ky => `
+          ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, col);${kernelRows.map(ky => `
           int srcY${ky} = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
-          ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + clamp(srcY${ky}, 0, rowSplit.w - 1)) * ${rows.srcPitch}, col);`).join('')}
-          ${[...Array(rows.taps).keys()].map(t => `vec2 row${t} = vec2(0.0);`).join('\n          ')}${steps}${kernelRows.map(ky => `
-          bool inside${ky} = srcY${ky} >= 0 && srcY${ky} < rowSplit.w;${kernelColumns.map(kx => `
-          sum${tap(ky, kx)} += inside${ky} ? row${tap(ky, kx)} : vec2(0.0);`).join('')}`).join('')}`)}
-        ${targets.map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
+          ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + ${srcRow(ky)}) * ${text.srcPitch}, col);`).join('')}${rowSums}${steps}${addRowSums}`)}
+        ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
       }
 `;
-  return {name: 'DepthwiseRowsProgram', source, inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
-}
+});
 
 /**
  * Where depthwiseRowsProgram leaves each element: its target (its tap / 2), texel (its channel

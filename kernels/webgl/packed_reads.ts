@@ -27,7 +27,7 @@ export interface PackedTexture {
  * index (row/2) · ⌈columns/2⌉ + col/2 at the texture's width (`${name}TexelOf`, as tfjs's
  * packedUVfrom2D does), a division per read. Follows cursorFunctions in the shader.
  */
-function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
+function readFunction(name: 'src' | 'diffDst', texture: Pick<PackedTexture, 'folded'>): string {
   const Name = name[0].toUpperCase() + name.slice(1);
   return texture.folded ? `vec4 read${Name}(int row, int col) {
         return read${Name}At(${name}TexelOf(row, col));
@@ -45,7 +45,7 @@ function readFunction(name: 'src' | 'diffDst', texture: PackedTexture): string {
  * `${name}RowsStep(rows)` the step of that many view texel rows (two view rows each) and
  * `${name}NextRow(texel)` one row further; `read${Name}At(texel)` reads one.
  */
-function cursorFunctions(name: 'src' | 'diffDst', texture: PackedTexture): string {
+function cursorFunctions(name: 'src' | 'diffDst', texture: Pick<PackedTexture, 'folded'>): string {
   const Name = name[0].toUpperCase() + name.slice(1);
   return `
       ivec2 ${name}TexelOf(int row, int col) {${texture.folded ? `
@@ -99,13 +99,20 @@ function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
 }
 
 type Inputs = {src: PackedTexture; diffDst: PackedTexture};
+/** What of the inputs' textures packedReadsHeader's text depends on. */
+export type InputFolding = {readonly src: Pick<PackedTexture, 'folded'>; readonly diffDst: Pick<PackedTexture, 'folded'>};
+
+/** The inputs' InputFolding, for a pass's text key (see textPerKey in multi_target.ts). */
+export function inputFolding(textures: Inputs): InputFolding {
+  return {src: {folded: textures.src.folded}, diffDst: {folded: textures.diffDst.folded}};
+}
 
 /**
  * The start of a multi-target fragment shader reading src and diffDst: version, precisions,
  * samplers and their uniforms, readSrc / readDiffDst (row, col) → the texel holding that
  * element, the cursor functions (srcTexelOf, srcNextRow, readSrcAt and diffDst's), and isOdd.
  */
-export function packedReadsHeader(textures: Inputs): string {
+export function packedReadsHeader(textures: InputFolding): string {
   return `#version 300 es
       precision highp float;
       precision highp int;

@@ -2,12 +2,12 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings, rowsInOrder, srcTexelsAt, writtenRowsLoop,
-        WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf,
+        rowMeetings, rowsInOrder, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -84,10 +84,9 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
  * rows: nothing along the row tested or looped over), and a kernel row in the pads or past the
  * kernel adds nothing (its sums kept by a component select).
  *
- * Cache key: the shader text, which bakes in R, the kernel width, the row widths of diffDst and
- * src and diffDst's pitch, the stride, dilation and begin pad along the row, and whether each
- * input's texture is folded; the batch, heights, kernel height, the stride, dilation and pad
- * along the height, the split and the textures' sizes are uniforms.
+ * Cache key: ThinRowsText, all the text is made from (once per key: textPerKey); the batch,
+ * heights, kernel height, the stride, dilation and pad along the height, the split and the
+ * textures' sizes are uniforms.
  */
 export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
@@ -98,18 +97,49 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
     splitGridUniform(rows.targetSplits),
   ];
-  const R = rows.kernelRows;
+  const text: ThinRowsText = {
+    row: rowAxisOf(w), kernelRows: rows.kernelRows, diffDstPitch: rows.diffDstPitch,
+    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize,
+    inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
+  };
+  return {name: 'ThinRowsProgram', source: thinRowsText(text), inputNames: ['src', 'diffDst'],
+          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+}
+
+/** What thinRowsProgram's text is made from: its cache key. */
+interface ThinRowsText {
+  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
+  readonly row: RowAxis;
+  /** R. */
+  readonly kernelRows: number;
+  readonly diffDstPitch: number;
+  /**
+   * Whether every kernel row of every block lies in the kernel and meets no pad
+   * (kernelRowsAlwaysInside): no select on each row's products.
+   */
+  readonly kernelRowsAlwaysInside: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+const thinRowsText = textPerKey((text: ThinRowsText) => {
+  const w = text.row;
+  const R = text.kernelRows;
+  const tapTexelCount = Math.ceil(w.kernelSize / 2);
   const kernelRowIndices = [...Array(R).keys()];
-  const tapTexels = [...Array(rows.tapTexels).keys()];
+  const tapTexels = [...Array(tapTexelCount).keys()];
   const meetings = rowMeetings(w);
   // Per kernel row r of the block: its src row's cursor srcAt<r> and texels s<r>_<t> (the src
-  // view's texel t holds positions 4t … 4t + 3 of a row); row<r>_<q> sums a diffDst row's products.
+  // view's texel t holds positions 4t … 4t + 3 of a row).
   const srcValue = (r: number, column: number) => `s${r}_${column >> 2}.${'xyzw'[column & 3]}`;
   const diffDstValue = (x: number) => `d${x >> 1}.${x % 2 === 1 ? 'zw' : 'xy'}`;
   const tapTerms = (r: number, tap: number, j: number) => tap >= w.kernelSize ? [] :
       meetings[tap][j].map(({x, column}) => `${srcValue(r, column)} * ${diffDstValue(x)}`);
   const sum = (r: number, q: number) => `sum${r}_${q}`;
-  const rowSum = (r: number, q: number) => `row${r}_${q}`;
+  // A row's products go to row sums, added to the sums where the kernel row lies inside the
+  // kernel and src; or straight to the sums where it always does.
+  const rowSum = text.kernelRowsAlwaysInside ? sum : (r: number, q: number) => `row${r}_${q}`;
   const products = (j: number) => kernelRowIndices.flatMap(r => tapTexels.map(q => {
     const [even, odd] = [tapTerms(r, 2 * q, j), tapTerms(r, 2 * q + 1, j)];
     const lanes = (terms: string[]) => terms.length === 0 ? 'vec2(0.0)' : terms.join(' + ');
@@ -119,9 +149,15 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
   const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          '),
                                     kernelRowIndices.map(r => ({cursor: `srcAt${r}`, texel: t => `s${r}_${t}`, needed: srcTexelsAt(meetings, 4)})),
                                     products, '          ');
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${[...Array(rows.targetCount).keys()].map(t => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
+  const srcRow = (r: number) => text.kernelRowsAlwaysInside ? `srcY${r}` : `clamp(srcY${r}, 0, rowSplit.w - 1)`;
+  const rowSums = text.kernelRowsAlwaysInside ? '' : `
+          ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${rowSum(r, q)} = vec4(0.0);`)).join('\n          ')}`;
+  const addRowSums = text.kernelRowsAlwaysInside ? '' : kernelRowIndices.map(r => `
+          bvec4 insideLanes${r} = bvec4(ky${r} < heightAxis.w && srcY${r} >= 0 && srcY${r} < rowSplit.w);${tapTexels.map(q => `
+          ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('');
+  return `${packedReadsHeader(text.inputs)}
+      ${text.intUniforms}
+      ${[...Array(R * tapTexelCount).keys()].map(t => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int pair = fragment.y / blocks.x;
@@ -129,20 +165,14 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
         int diffDstCol = 2 * pair;
         ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${sum(r, q)} = vec4(0.0);`)).join('\n        ')}
 ${writtenRowsLoop(`
-          ivec2 diffDstAt = diffDstTexelOf(row * ${rows.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
+          ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
           int ky${r} = block * ${R} + ${r};
           int srcY${r} = y * heightAxis.x + ky${r} * heightAxis.y - heightAxis.z;
-          ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + clamp(srcY${r}, 0, rowSplit.w - 1)) * blocks.y) / 2, 0);`).join('')}
-          ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${rowSum(r, q)} = vec4(0.0);`)).join('\n          ')}${steps}${
-      kernelRowIndices.map(r => `
-          bvec4 insideLanes${r} = bvec4(ky${r} < heightAxis.w && srcY${r} >= 0 && srcY${r} < rowSplit.w);${tapTexels.map(q => `
-          ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('')}`)}
-        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * rows.tapTexels + q} = ${sum(r, q)};`)).join('\n        ')}
+          ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + ${srcRow(r)}) * blocks.y) / 2, 0);`).join('')}${rowSums}${steps}${addRowSums}`)}
+        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * tapTexelCount + q} = ${sum(r, q)};`)).join('\n        ')}
       }
 `;
-  return {name: 'ThinRowsProgram', source, inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
-}
+});
 
 /**
  * Where thinRowsProgram leaves each element: its target (its kernel row in the block · tap

@@ -49,6 +49,24 @@ export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
   return geometry.spatialRank <= 2 && inOrder('src') && inOrder('diffDst');
 }
 
+/** What of the row's axis (the innermost) a written-rows shader's text depends on. */
+export type RowAxis = Pick<SpatialAxis, 'kernelSize' | 'diffDstSize' | 'srcSize' | 'stride' | 'dilation' | 'padBegin'>;
+
+/** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in multi_target.ts). */
+export function rowAxisOf(w: SpatialAxis): RowAxis {
+  const {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin} = w;
+  return {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin};
+}
+
+/**
+ * Whether every kernel row meets a src row inside src from every diffDst row along the height
+ * `h` (no pad above, none reached below): a pass then adds each row's products without a
+ * select.
+ */
+export function kernelRowsAlwaysInside(h: SpatialAxis): boolean {
+  return h.padBegin === 0 && (h.diffDstSize - 1) * h.stride + (h.kernelSize - 1) * h.dilation < h.srcSize;
+}
+
 /** A tap along the row meeting one position: the diffDst position x and the src column it reads. */
 export interface Meeting {
   readonly x: number;
@@ -60,7 +78,7 @@ export interface Meeting {
  * those of the texel's positions whose src column lies inside src, with that column —
  * `meetings[kx][j]`.
  */
-export function rowMeetings(w: SpatialAxis): Meeting[][][] {
+export function rowMeetings(w: RowAxis): Meeting[][][] {
   const texels = [...Array(Math.ceil(w.diffDstSize / 2)).keys()];
   return [...Array(w.kernelSize).keys()].map(kx => texels.map(j => [2 * j, 2 * j + 1]
       .filter(x => x < w.diffDstSize)

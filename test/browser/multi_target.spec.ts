@@ -23,8 +23,9 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, planDenseRows} from '../../kernels/webgl/dense_rows';
-import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
-import {WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
+import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, depthwiseRowsProgram, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+import {kernelRowsAlwaysInside, WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
+import {spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, planThinRows} from '../../kernels/webgl/thin_rows';
 import {planThinTaps} from '../../kernels/webgl/thin_taps';
@@ -68,6 +69,12 @@ interface Problem {
    * even where dense or depthwise rows would take it.
    */
   wholeRows?: boolean;
+  /**
+   * Whether every kernel row meets a src row inside src from every diffDst row
+   * (kernelRowsAlwaysInside: the row passes then add each row's products without a select);
+   * checked when given.
+   */
+  kernelRowsInside?: boolean;
   /**
    * Which pass 2 writes the result: 'channel texels' (ArrangeChannelTexelsProgram: a packed
    * result, a target texel an output texel) or 'elements' (ArrangeTargetsProgram); checked when
@@ -177,6 +184,12 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [1], filterShape: [3]}, denseRows: 'packed'},
   {name: 'dense 3×3, groups 2: wide tiles', input: [1, 6, 6, 8], outputDelta: [1, 6, 6, 8],
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, denseRows: false},
+  {name: 'dense rows, kernel rows always inside: 3×3 valid, stride 2, the last src row unread', input: [2, 10, 10, 4],
+    outputDelta: [2, 4, 4, 6], attrs: {strides: [2, 2], filterShape: [3, 3]}, denseRows: true, kernelRowsInside: true},
+  {name: 'depthwise rows, kernel rows always inside: 3×3 valid, the last kernel row on the last src row', input: [2, 9, 10, 4],
+    outputDelta: [2, 7, 8, 4], attrs: {strides: [1, 1], groups: 4, filterShape: [3, 3]}, depthwiseRows: true, kernelRowsInside: true},
+  {name: 'thin rows, kernel rows always inside: 3×3 valid, dilation 2 down the height, 1→6', input: [2, 9, 12, 1],
+    outputDelta: [2, 5, 10, 6], attrs: {strides: [1, 1], dilations: [2, 1], filterShape: [3, 3]}, thinRows: true, kernelRowsInside: true},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
     attrs: {strides: [1, 1], filterShape: [5, 5]}},
   {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
@@ -281,6 +294,10 @@ for (const environment of ENVIRONMENTS) {
         if (problem.thinRows !== undefined) {
           expect(planThinRows(geometry, 8, maxTextureSize, blockRows.diffDst) !== null)
               .withContext('thin rows').toBe(problem.thinRows === true || (problem.thinRows === 'packed' && packed));
+        }
+        if (problem.kernelRowsInside !== undefined) {
+          expect(kernelRowsAlwaysInside(spatialAxesAs3d(geometry.axes)[1])).withContext('kernel rows always inside')
+              .toBe(problem.kernelRowsInside);
         }
         if (problem.denseRows !== undefined) {
           expect(planDenseRows(geometry, 8, maxTextureSize, blockRows) !== null)
@@ -443,6 +460,23 @@ for (const environment of ENVIRONMENTS) {
           tf.dispose([input, outputDelta, result]);
         });
       }
+
+      it('makes a row pass\'s text once per key: the same string at another batch size, another text at another width', () => {
+        const textOf = (batch: number, width: number) => {
+          const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
+          const shape = [batch, 6, width, 4];
+          const geometry = computeGeometry('ConvolutionBackpropFilters',
+              {input: {shape, dtype: 'float32'}, outputDelta: {shape, dtype: 'float32'}}, attrs);
+          const rows = planDepthwiseRows(geometry, 8, 4096, {src: 0, diffDst: 0})!;
+          const texture = {texShape: [batch * 6 * width, 4], columns: 4, folded: false, blockRows: 0};
+          const program = depthwiseRowsProgram(geometry, rows, {src: texture, diffDst: texture});
+          return {source: program.source, uniforms: JSON.stringify(program.uniforms)};
+        };
+        const [first, otherBatch, otherWidth] = [textOf(2, 8), textOf(3, 8), textOf(2, 10)];
+        expect(otherBatch.source).toBe(first.source);
+        expect(otherBatch.uniforms).not.toBe(first.uniforms);
+        expect(otherWidth.source).not.toBe(first.source);
+      });
 
       it('keeps a NaN in src out of the taps that do not read it where diffDst rows are one position, packed in blocks of one row', () => {
         // The transposed op's diffDst (its input, made by a packed op) has rows of width 1, which
