@@ -7,7 +7,7 @@ import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedRead
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
 import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf, rowLayout,
-        rowMeetings, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+        rowMeetings, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -40,6 +40,19 @@ export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTE
 /** Tuning flag: the fragments dense rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
 export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
 const TARGET_FRAGMENTS = 2048;
+/**
+ * Tuning flag: the fewest texel reads a fragment's split gives it (default DENSE_ROWS_MIN_FRAGMENT_READS;
+ * 0 leaves the split to TARGET_FRAGMENTS and splitReduction's minimums alone).
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS';
+/**
+ * A fragment is not free on SwiftShader (its quad's set-up, 4–8 target writes, and a share of
+ * the sum pass): a split gives each fragment at least this many reads, so layers whose rows are
+ * few or short (MNIST-3×3's 5 × 5 images, MobileNet-0.25's first layer with 12 fragments a
+ * split) take fewer, longer splits than TARGET_FRAGMENTS alone would give them, and large layers
+ * (thousands of reads a fragment already) keep theirs.
+ */
+export const DENSE_ROWS_MIN_FRAGMENT_READS = 4096;
 
 /**
  * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
@@ -69,7 +82,11 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
     return null;
   }
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
-  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, Infinity,
+  // A row's reads: B diffDst texels a texel of positions, and the src texels its products meet.
+  const readsPerRow = diffDstPairs * Math.ceil(w.diffDstSize / 2) + srcTexelsAlongRow(w, 2);
+  const minReads = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
+  const maxSplits = minReads > 0 ? Math.max(1, Math.floor(geometry.batch * h.diffDstSize * readsPerRow / minReads)) : Infinity;
+  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
                                tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
   const targetSplits = planSplitGrid(srcPairs * h.kernelSize, diffDstBlocks, split.splits, maxTextureSize);
   if (targetSplits === null) return null;

@@ -96,6 +96,12 @@ export function srcTexelsAt(meetings: readonly Meeting[][][], positionsPerTexel:
   return j => texels[j];
 }
 
+/** How many src texels (`positionsPerTexel` columns each) the products along a row of `w` read. */
+export function srcTexelsAlongRow(w: RowAxis, positionsPerTexel: number): number {
+  const needed = srcTexelsAt(rowMeetings(w), positionsPerTexel);
+  return new Set([...Array(Math.ceil(w.diffDstSize / 2)).keys()].flatMap(j => needed(j))).size;
+}
+
 /** A src row a pass reads along a diffDst row (see interleavedRowSteps). */
 export interface SrcRowStream {
   /** The cursor variable, set at the row's first texel. */

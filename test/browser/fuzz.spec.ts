@@ -19,7 +19,10 @@ import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-
 
 import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
 import type {FilterGradientGeometry} from '../../src/geometry';
-import {planDenseRows} from '../../kernels/webgl/dense_rows';
+import {tuningFlag} from '../../src/tuning_flags';
+import {
+  CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS, planDenseRows,
+} from '../../kernels/webgl/dense_rows';
 import {planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {planReduction} from '../../kernels/webgl/reduction_plan';
@@ -54,6 +57,9 @@ const ENVIRONMENTS: Record<string, Environment> = {
   // Textures of at most 128 texels a side: packed views past 256 rows are folded, so the
   // multi-target passes read folded textures (through their cursors) on the larger problems.
   'webgl2-small-textures': {flags: {WEBGL_VERSION: 2, WEBGL_MAX_TEXTURE_SIZE: 128}},
+  // Dense rows split as TARGET_FRAGMENTS gives them, without their read minimum: the fuzz's small
+  // problems then run the split and the sum pass, which the minimum leaves to larger ones.
+  'webgl2-dense-splits': {flags: {WEBGL_VERSION: 2, [CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS]: 0}},
   'webgl1': {flags: {WEBGL_VERSION: 1}},
   'webgl1-unpacked': {flags: {WEBGL_VERSION: 1, ...packing(false)}},
   'float16': {
@@ -80,6 +86,8 @@ class FuzzBackend {
   async start() {
     const env = ENVIRONMENTS[this.environment];
     if (env === undefined) throw new Error(`unknown webgl environment '${this.environment}' (${Object.keys(ENVIRONMENTS)})`);
+    // The kernel's tuning flags registered first, so an environment can set them.
+    tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
     // WEBGL_CPU_FORWARD off: small ops would otherwise run on the cpu and leave inputs off the GPU.
     for (const [flag, value] of Object.entries({...env.flags, WEBGL_CPU_FORWARD: false})) {
       this.previousFlags[flag] = tf.env().get(flag) as number | boolean;

@@ -22,7 +22,10 @@ import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
-import {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, planDenseRows} from '../../kernels/webgl/dense_rows';
+import {
+  CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MIN_FRAGMENT_READS,
+  planDenseRows,
+} from '../../kernels/webgl/dense_rows';
 import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, depthwiseRowsProgram, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
 import {kernelRowsAlwaysInside, WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
 import {spatialAxesAs3d} from '../../src/geometry';
@@ -69,6 +72,12 @@ interface Problem {
    * even where dense or depthwise rows would take it.
    */
   wholeRows?: boolean;
+  /**
+   * Dense rows with their read minimum off (CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS
+   * = 0), so a problem this small still splits its rows as TARGET_FRAGMENTS gives them; checked:
+   * more than one split.
+   */
+  denseRowsSplits?: true;
   /**
    * Whether every kernel row meets a src row inside src from every diffDst row
    * (kernelRowsAlwaysInside: the row passes then add each row's products without a select);
@@ -156,8 +165,8 @@ const PROBLEMS: Problem[] = [
     outputDelta: [5, 3, 7, 6], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]}, depthwiseRows: 'packed'},
   {name: 'depthwise 3-D: wide taps', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 4],
     attrs: {strides: [1, 1, 1], autoPad: 'same_upper', groups: 4, filterShape: [2, 3, 3]}, depthwiseRows: false},
-  {name: 'dense rows: 3×3 same, 3→6 (a half src pair), splits starting mid-image', input: [3, 4, 6, 3], outputDelta: [3, 4, 6, 6],
-    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true},
+  {name: 'dense rows: 3×3 same, 3→6 (a half src pair), splits starting mid-image', input: [7, 5, 6, 3], outputDelta: [7, 5, 6, 6],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true, denseRowsSplits: true},
   {name: 'dense rows: 5×5 valid, 8→16 (MNIST\'s second layer; one diffDst pair a fragment)', input: [2, 12, 12, 8], outputDelta: [2, 8, 8, 16],
     attrs: {strides: [1, 1], filterShape: [5, 5]}, denseRows: true},
   {name: 'dense rows: stride 2, begin pads, dilation 2 along the row, 4→5 (a half diffDst pair)', input: [2, 9, 12, 4], outputDelta: [2, 4, 6, 5],
@@ -176,8 +185,8 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], filterShape: [3, 3]}, denseRows: true},
   {name: 'dense rows, odd widths: 3×3 valid, 4→6, 13 → 11 (MNIST-3×3\'s second layer)', input: [2, 6, 13, 4], outputDelta: [2, 4, 11, 6],
     attrs: {strides: [1, 1], filterShape: [3, 3]}, denseRows: 'packed'},
-  {name: 'dense rows, odd widths: 3×3 same, 5 → 5, stride 1, 4→4, splits starting mid-image', input: [5, 3, 5, 4], outputDelta: [5, 3, 5, 4],
-    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: 'packed'},
+  {name: 'dense rows, odd widths: 3×3 same, 5 → 5, stride 1, 4→4, splits starting mid-image', input: [9, 3, 5, 4], outputDelta: [9, 3, 5, 4],
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: 'packed', denseRowsSplits: true},
   {name: 'dense rows, odd src width only: stride 2, 9 → 4', input: [2, 5, 9, 4], outputDelta: [2, 2, 4, 6],
     attrs: {strides: [2, 2], filterShape: [3, 3]}, denseRows: 'packed'},
   {name: 'dense rows, odd widths, 1-D: 7 → 5', input: [3, 7, 4], outputDelta: [3, 5, 6],
@@ -215,7 +224,7 @@ const PROBLEMS: Problem[] = [
   {name: 'depthwise 3×3 valid, rows of 10 one by one (whole rows)', input: [2, 5, 12, 4], outputDelta: [2, 3, 10, 4],
    attrs: {strides: [1, 1], autoPad: 'valid', groups: 4, filterShape: [3, 3]}, segments: 'rows', wholeRows: true},
   {name: 'channel texels: dense rows, 3→5 (half pairs on both sides), split', input: [6, 4, 6, 3], outputDelta: [6, 4, 6, 5],
-    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true, arrangement: 'channel texels'},
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true, denseRowsSplits: true, arrangement: 'channel texels'},
   {name: 'channel texels transposed ([k, O, C], XOI): dense rows, 5→3', op: 'ConvTransposeBackpropFilters', input: [4, 4, 6, 3],
     outputDelta: [4, 4, 6, 5], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'XOI'},
     denseRows: true, arrangement: 'channel texels'},
@@ -299,9 +308,12 @@ for (const environment of ENVIRONMENTS) {
           expect(kernelRowsAlwaysInside(spatialAxesAs3d(geometry.axes)[1])).withContext('kernel rows always inside')
               .toBe(problem.kernelRowsInside);
         }
+        const minReads = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
+        if (problem.denseRowsSplits) tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, 0);
         if (problem.denseRows !== undefined) {
-          expect(planDenseRows(geometry, 8, maxTextureSize, blockRows) !== null)
-              .withContext('dense rows').toBe(problem.denseRows === true || (problem.denseRows === 'packed' && packed));
+          const dense = planDenseRows(geometry, 8, maxTextureSize, blockRows);
+          expect(dense !== null).withContext('dense rows').toBe(problem.denseRows === true || (problem.denseRows === 'packed' && packed));
+          if (dense !== null && problem.denseRowsSplits) expect(dense.plan.splits).withContext('dense rows\' splits').toBeGreaterThan(1);
         }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
@@ -328,6 +340,7 @@ for (const environment of ENVIRONMENTS) {
                                 convolutionBackpropFilters(input, outputDelta, problem.attrs as ConvolutionBackpropFiltersAttrs);
         } finally {
           rowPasses.forEach((flag, i) => tf.env().set(flag, widest[i]));
+          tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, minReads);
         }
         expect(drawBuffers.calls.allArgs().some(([buffers]) => Array.from(buffers).length > 1))
             .withContext('the multi-target draw ran').toBe(true);

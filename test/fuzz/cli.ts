@@ -14,7 +14,8 @@
  *   --max-failures stop after this many failures (default 5)
  *   --no-shrink    print failures as found, unshrunk
  *   --chunk-bytes  composite backends: the CONV_BACKPROP_FILTERS_CHUNK_BYTES budget (1: a chunk per row of a sample)
- *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl1, webgl1-unpacked, float16
+ *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl2-dense-splits, webgl1,
+ *                  webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
  *                  (dense-rows, wide-tiles, depthwise-rows, wide-tap-segments: wide taps whose rows
