@@ -82,7 +82,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
     return null;
   }
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
-  // A row's reads: B diffDst texels a texel of positions, and the src texels its products meet.
+  // A row's texel reads: B diffDst texels for every two positions, and the src texels its products meet.
   const readsPerRow = diffDstPairs * Math.ceil(w.diffDstSize / 2) + srcTexelsAlongRow(w, 2);
   const minReads = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
   const maxSplits = minReads > 0 ? Math.max(1, Math.floor(geometry.batch * h.diffDstSize * readsPerRow / minReads)) : Infinity;
