@@ -2,12 +2,13 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf, rowLayout,
-        rowMeetings, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout,
+        rowMeetings, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH,
+        writtenRowsText, WrittenRowsText} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -128,26 +129,18 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     splitGridUniform(rows.targetSplits),
   ];
   const text: DenseRowsText = {
-    row: rowAxisOf(w), diffDstPairs: rows.diffDstPairs, srcPitch: rows.srcPitch, diffDstPitch: rows.diffDstPitch,
-    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h), inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
+    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), diffDstPairs: rows.diffDstPairs,
+    srcPitch: rows.srcPitch,
   };
   return {name: 'DenseRowsProgram', source: denseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /** What denseRowsProgram's text is made from: its cache key. */
-interface DenseRowsText {
-  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
-  readonly row: RowAxis;
+interface DenseRowsText extends WrittenRowsText {
   /** B. */
   readonly diffDstPairs: number;
   readonly srcPitch: number;
-  readonly diffDstPitch: number;
-  /** Whether no kernel row meets a pad (kernelRowsAlwaysInside): no select on each row's products. */
-  readonly kernelRowsAlwaysInside: boolean;
-  readonly inputs: InputFolding;
-  /** The integer uniforms' declarations. */
-  readonly intUniforms: string;
 }
 
 const denseRowsText = textPerKey((text: DenseRowsText) => {
@@ -157,9 +150,9 @@ const denseRowsText = textPerKey((text: DenseRowsText) => {
   const kernelColumns = [...Array(w.kernelSize).keys()];
   const meetings = rowMeetings(w);
   const sum = (kx: number, b: number) => `sum${kx}_${b}`;
-  // A row's products go to row sums, added to the sums where the kernel row lies inside src; or
-  // straight to the sums where it always does.
-  const rowSum = text.kernelRowsAlwaysInside ? sum : (kx: number, b: number) => `row${kx}_${b}`;
+  const rowSum = (kx: number, b: number) => rowSumOf(sum(kx, b), text.kernelRowsAlwaysInside);
+  // Target kx · B + b's sum.
+  const sums = kernelColumns.flatMap(kx => pairs.map(b => sum(kx, b)));
   // A src value as (c0, c0, c1, c1) and a diffDst value as (o0, o1, o0, o1): their product is the 2 × 2 outer product.
   const srcValue = (column: number) => `s${column >> 1}.${column % 2 === 1 ? 'zzww' : 'xxyy'}`;
   const diffDstValue = (b: number, x: number) => `d${b}_${x >> 1}.${x % 2 === 1 ? 'zwzw' : 'xyxy'}`;
@@ -170,29 +163,27 @@ const denseRowsText = textPerKey((text: DenseRowsText) => {
   })).join('');
   const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => pairs.map(b => readDiffDstTexel(`diffDstAt${b}`, j, `d${b}_${j}`, '          ')).join(''),
                                     [{cursor: 'srcAt', texel: t => `s${t}`, needed: srcTexelsAt(meetings, 2)}], products, '          ');
-  const srcRow = text.kernelRowsAlwaysInside ? 'srcY' : 'clamp(srcY, 0, rowSplit.w - 1)';
-  const rowSums = text.kernelRowsAlwaysInside ? '' : `
-          ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${rowSum(kx, b)} = vec4(0.0);`)).join('\n          ')}`;
   // A kernel row in the pads adds nothing: the sums are kept by a component select (mix with a
   // bvec4), where a ternary on the products is translated into a branch that SwiftShader runs
   // both ways.
   const addRowSums = text.kernelRowsAlwaysInside ? '' : `
           bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
-          ${kernelColumns.flatMap(kx => pairs.map(b => `${sum(kx, b)} = mix(${sum(kx, b)}, ${sum(kx, b)} + ${rowSum(kx, b)}, insideLanes);`)).join('\n          ')}`;
+          ${sums.map(name => `${name} = mix(${name}, ${name} + ${rowSumOf(name, false)}, insideLanes);`).join('\n          ')}`;
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${[...Array(w.kernelSize * B).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${sums.map((_, q) => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int kernelRow = fragment.y / srcPairs[0];
         int srcCol = 2 * (fragment.y - kernelRow * srcPairs[0]);
         int diffDstCol = 2 * ${B} * fragment.x;
-        ${kernelColumns.flatMap(kx => pairs.map(b => `vec4 ${sum(kx, b)} = vec4(0.0);`)).join('\n        ')}
+        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
 ${writtenRowsLoop(`
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;${pairs.map(b => `
           ivec2 diffDstAt${b} = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
-          ivec2 srcAt = srcTexelOf((n * rowSplit.w + ${srcRow}) * ${text.srcPitch}, srcCol);${rowSums}${steps}${addRowSums}`)}
-        ${kernelColumns.flatMap(kx => pairs.map(b => `target${kx * B + b} = ${sum(kx, b)};`)).join('\n        ')}
+          ivec2 srcAt = srcTexelOf((n * rowSplit.w + ${srcRowInImage('srcY', text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, srcCol);${
+      declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
+        ${sums.map((name, q) => `target${q} = ${name};`).join('\n        ')}
       }
 `;
 });

@@ -2,12 +2,13 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf, rowLayout,
-        rowMeetings, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout,
+        rowMeetings, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH, writtenRowsText,
+        WrittenRowsText} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -105,25 +106,17 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     splitGridUniform(rows.targetSplits),
   ];
   const text: DepthwiseRowsText = {
-    row: rowAxisOf(w), kernelHeight: h.kernelSize, srcPitch: rows.srcPitch, diffDstPitch: rows.diffDstPitch,
-    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h), inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
+    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), kernelHeight: h.kernelSize,
+    srcPitch: rows.srcPitch,
   };
   return {name: 'DepthwiseRowsProgram', source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /** What depthwiseRowsProgram's text is made from: its cache key. */
-interface DepthwiseRowsText {
-  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
-  readonly row: RowAxis;
+interface DepthwiseRowsText extends WrittenRowsText {
   readonly kernelHeight: number;
   readonly srcPitch: number;
-  readonly diffDstPitch: number;
-  /** Whether no kernel row meets a pad (kernelRowsAlwaysInside): no select on each row's products. */
-  readonly kernelRowsAlwaysInside: boolean;
-  readonly inputs: InputFolding;
-  /** The integer uniforms' declarations. */
-  readonly intUniforms: string;
 }
 
 const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
@@ -135,9 +128,8 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
   const meetings = rowMeetings(w);
   const tap = (ky: number, kx: number) => ky * w.kernelSize + kx;
   const sum = (t: number) => `sum${t}`;
-  // A row's products go to row sums, added to the sums where the kernel row lies inside src; or
-  // straight to the sums where it always does.
-  const rowSum = text.kernelRowsAlwaysInside ? sum : (t: number) => `row${t}`;
+  const sums = [...Array(taps).keys()].map(sum);
+  const rowSum = (t: number) => rowSumOf(sum(t), text.kernelRowsAlwaysInside);
   // Per kernel row ky: its src row's cursor srcAt<ky> and texels s<ky>_<t>.
   const productsOf = (ky: number, j: number) => kernelColumns.map(kx => {
     const terms = meetings[kx][j].map(({x, column}) => `s${ky}_${half(column)} * d${half(x)}`);
@@ -151,9 +143,6 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
       kernelRows.map(ky => interleavedRowSteps(texelsAlong, () => '',
                                                [{cursor: `srcAt${ky}`, texel: t => `s${ky}_${t}`, needed: srcTexelsAt(meetings, 2)}],
                                                j => productsOf(ky, j), '          ')).join('');
-  const srcRow = (ky: number) => text.kernelRowsAlwaysInside ? `srcY${ky}` : `clamp(srcY${ky}, 0, rowSplit.w - 1)`;
-  const rowSums = text.kernelRowsAlwaysInside ? '' : `
-          ${[...Array(taps).keys()].map(t => `vec2 ${rowSum(t)} = vec2(0.0);`).join('\n          ')}`;
   const addRowSums = text.kernelRowsAlwaysInside ? '' : kernelRows.map(ky => `
           bool inside${ky} = srcY${ky} >= 0 && srcY${ky} < rowSplit.w;${kernelColumns.map(kx => `
           ${sum(tap(ky, kx))} += inside${ky} ? ${rowSum(tap(ky, kx))} : vec2(0.0);`).join('')}`).join('');
@@ -164,11 +153,12 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int col = 2 * fragment.y;
-        ${[...Array(taps).keys()].map(t => `vec2 ${sum(t)} = vec2(0.0);`).join('\n        ')}
+        ${sums.map(name => `vec2 ${name} = vec2(0.0);`).join('\n        ')}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, col);${kernelRows.map(ky => `
           int srcY${ky} = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
-          ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + ${srcRow(ky)}) * ${text.srcPitch}, col);`).join('')}${rowSums}${steps}${addRowSums}`)}
+          ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + ${srcRowInImage(`srcY${ky}`, text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, col);`).join('')}${
+      declareRowSums(sums, 'vec2', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
         ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
       }
 `;

@@ -2,12 +2,13 @@ import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {InputFolding, inputFolding, PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, RowAxis, rowAxisOf,
-        rowMeetings, rowsInOrder, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings,
+        rowsInOrder, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH, writtenRowsText,
+        WrittenRowsText} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -97,30 +98,17 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
     splitGridUniform(rows.targetSplits),
   ];
-  const text: ThinRowsText = {
-    row: rowAxisOf(w), kernelRows: rows.kernelRows, diffDstPitch: rows.diffDstPitch,
-    kernelRowsAlwaysInside: kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize,
-    inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints),
-  };
+  // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
+  const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
+  const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
   return {name: 'ThinRowsProgram', source: thinRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /** What thinRowsProgram's text is made from: its cache key. */
-interface ThinRowsText {
-  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
-  readonly row: RowAxis;
+interface ThinRowsText extends WrittenRowsText {
   /** R. */
   readonly kernelRows: number;
-  readonly diffDstPitch: number;
-  /**
-   * Whether every kernel row of every block lies in the kernel and meets no pad
-   * (kernelRowsAlwaysInside): no select on each row's products.
-   */
-  readonly kernelRowsAlwaysInside: boolean;
-  readonly inputs: InputFolding;
-  /** The integer uniforms' declarations. */
-  readonly intUniforms: string;
 }
 
 const thinRowsText = textPerKey((text: ThinRowsText) => {
@@ -137,9 +125,9 @@ const thinRowsText = textPerKey((text: ThinRowsText) => {
   const tapTerms = (r: number, tap: number, j: number) => tap >= w.kernelSize ? [] :
       meetings[tap][j].map(({x, column}) => `${srcValue(r, column)} * ${diffDstValue(x)}`);
   const sum = (r: number, q: number) => `sum${r}_${q}`;
-  // A row's products go to row sums, added to the sums where the kernel row lies inside the
-  // kernel and src; or straight to the sums where it always does.
-  const rowSum = text.kernelRowsAlwaysInside ? sum : (r: number, q: number) => `row${r}_${q}`;
+  const rowSum = (r: number, q: number) => rowSumOf(sum(r, q), text.kernelRowsAlwaysInside);
+  // Target r · tap texels + q's sum.
+  const sums = kernelRowIndices.flatMap(r => tapTexels.map(q => sum(r, q)));
   const products = (j: number) => kernelRowIndices.flatMap(r => tapTexels.map(q => {
     const [even, odd] = [tapTerms(r, 2 * q, j), tapTerms(r, 2 * q + 1, j)];
     const lanes = (terms: string[]) => terms.length === 0 ? 'vec2(0.0)' : terms.join(' + ');
@@ -149,27 +137,25 @@ const thinRowsText = textPerKey((text: ThinRowsText) => {
   const steps = interleavedRowSteps(Math.ceil(w.diffDstSize / 2), j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          '),
                                     kernelRowIndices.map(r => ({cursor: `srcAt${r}`, texel: t => `s${r}_${t}`, needed: srcTexelsAt(meetings, 4)})),
                                     products, '          ');
-  const srcRow = (r: number) => text.kernelRowsAlwaysInside ? `srcY${r}` : `clamp(srcY${r}, 0, rowSplit.w - 1)`;
-  const rowSums = text.kernelRowsAlwaysInside ? '' : `
-          ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${rowSum(r, q)} = vec4(0.0);`)).join('\n          ')}`;
   const addRowSums = text.kernelRowsAlwaysInside ? '' : kernelRowIndices.map(r => `
           bvec4 insideLanes${r} = bvec4(ky${r} < heightAxis.w && srcY${r} >= 0 && srcY${r} < rowSplit.w);${tapTexels.map(q => `
           ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('');
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${[...Array(R * tapTexelCount).keys()].map(t => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
+      ${sums.map((_, t) => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int pair = fragment.y / blocks.x;
         int block = fragment.y - pair * blocks.x;
         int diffDstCol = 2 * pair;
-        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `vec4 ${sum(r, q)} = vec4(0.0);`)).join('\n        ')}
+        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
           int ky${r} = block * ${R} + ${r};
           int srcY${r} = y * heightAxis.x + ky${r} * heightAxis.y - heightAxis.z;
-          ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + ${srcRow(r)}) * blocks.y) / 2, 0);`).join('')}${rowSums}${steps}${addRowSums}`)}
-        ${kernelRowIndices.flatMap(r => tapTexels.map(q => `target${r * tapTexelCount + q} = ${sum(r, q)};`)).join('\n        ')}
+          ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + ${srcRowInImage(`srcY${r}`, text.kernelRowsAlwaysInside)}) * blocks.y) / 2, 0);`).join('')}${
+      declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
+        ${sums.map((name, t) => `target${t} = ${name};`).join('\n        ')}
       }
 `;
 });

@@ -1,5 +1,7 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {rowPitch} from './packed_reads';
+import type {Uniform} from './filter_gradient_program';
+import {declareIntUniforms} from './multi_target';
+import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_reads';
 
 /**
  * What dense rows, depthwise rows and thin rows (dense_rows.ts, depthwise_rows.ts,
@@ -53,9 +55,57 @@ export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
 export type RowAxis = Pick<SpatialAxis, 'kernelSize' | 'diffDstSize' | 'srcSize' | 'stride' | 'dilation' | 'padBegin'>;
 
 /** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in multi_target.ts). */
-export function rowAxisOf(w: SpatialAxis): RowAxis {
+function rowAxisOf(w: SpatialAxis): RowAxis {
   const {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin} = w;
   return {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin};
+}
+
+/**
+ * The part of a written-rows pass's text key (see textPerKey in multi_target.ts) every such pass
+ * has; each pass's key adds its own fields.
+ */
+export interface WrittenRowsText {
+  /** The row's width, the kernel width, the stride, dilation and begin pad along the row. */
+  readonly row: RowAxis;
+  readonly diffDstPitch: number;
+  /**
+   * Whether every kernel row a fragment adds lies in the kernel and meets no pad
+   * (kernelRowsAlwaysInside): no select on each row's products.
+   */
+  readonly kernelRowsAlwaysInside: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+/** A pass's WrittenRowsText, from the row's axis `w`, the inputs' textures and the pass's integer uniforms. */
+export function writtenRowsText(w: SpatialAxis, diffDstPitch: number, kernelRowsAlwaysInside: boolean,
+                                textures: {src: PackedTexture; diffDst: PackedTexture}, ints: readonly Uniform[]): WrittenRowsText {
+  return {row: rowAxisOf(w), diffDstPitch, kernelRowsAlwaysInside, inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints)};
+}
+
+/**
+ * Where a row's products for the sum `sum` (a name beginning `sum`) go: to the row sum
+ * `row…`, added to the sum where the kernel row lies inside src; or straight to the sum where
+ * it always does.
+ */
+export function rowSumOf(sum: string, kernelRowsAlwaysInside: boolean): string {
+  return kernelRowsAlwaysInside ? sum : sum.replace(/^sum/, 'row');
+}
+
+/** GLSL declaring the row sums of `sums` (see rowSumOf), of `type`; none where kernel rows are always inside. */
+export function declareRowSums(sums: readonly string[], type: 'vec2' | 'vec4', kernelRowsAlwaysInside: boolean): string {
+  return kernelRowsAlwaysInside ? '' : `
+          ${sums.map(sum => `${type} ${rowSumOf(sum, false)} = ${type}(0.0);`).join('\n          ')}`;
+}
+
+/**
+ * The src row in the image that the GLSL int `srcY` names: clamped into the image (rowSplit.w
+ * rows, writtenRowsLoop's uniform), where a row outside is read and its products selected away;
+ * as it is where kernel rows are always inside.
+ */
+export function srcRowInImage(srcY: string, kernelRowsAlwaysInside: boolean): string {
+  return kernelRowsAlwaysInside ? srcY : `clamp(${srcY}, 0, rowSplit.w - 1)`;
 }
 
 /**
