@@ -321,8 +321,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       this.variableComponents = [1, plan.diffDstComponents];
     }
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
-        plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}`;
+        plan.outputRows > 1 || plan.srcRowUnits ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
+        plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}${
+        plan.srcRowUnits ? `_srcRowUnits${plan.priorRow ? 'Prior' : ''}` : ''}`;
   }
 
   getUserCode(): string {
@@ -398,6 +399,54 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
       ${unitPass('endX', tested)}
     }`;
+    // Units of src rows (plan.srcRowUnits): the unit's P diffDst rows p (and with plan.priorRow
+    // the row before, 'Prior') meet its S · P src rows q at kernel row r = q − S · p. A position
+    // reads the m src values of each src row that its taps t < m take; the same values are taps
+    // t + m of the position before, whose diffDst values it carries (left<p>), so each src value
+    // is read once. A row's first position has no position before it and is written out ahead of
+    // the loop without those products; a unit that starts its image has no row before it
+    // (hasPrior), and that row's products are selected by it.
+    const S = this.plan.rowStride;
+    const unitRows = this.plan.priorRow ? [-1, ...outputRows] : outputRows;
+    const diffDstName = (p: number) => p < 0 ? 'Prior' : `${p}`;
+    const guarded = (p: number, product: string) => p < 0 ? `select(0.0, ${product}, hasPrior)` : product;
+    const srcRowProducts = (q: number, u: number, first: boolean) => unitRows.flatMap(p => {
+      const r = q - S * p;
+      if (r < 0 || r >= R) {
+        return [];
+      }
+      const value = `w${q}_${u}`;
+      const add = (t: number, product: string) => `sum${r}_${t} = sum${r}_${t} + ${guarded(p, product)};`;
+      return [...(u < T ? [add(u, `a${diffDstName(p)} * ${value}`)] : []),
+              ...(u + m < T && !first ? [add(u + m, `left${diffDstName(p)} * ${value}`)] : [])];
+    }).join('\n        ');
+    const srcRowUnitPosition = (first: boolean) => `${outputRows.map(p => `let a${p} = diffDst[d + ${p} * diffDstRowStep];`).join('\n        ')}${this.plan.priorRow ? `
+        let aPrior = diffDst[select(0, d - diffDstRowStep, hasPrior)];` : ''}
+        ${[...Array(S * P).keys()].flatMap(q => [...Array(m).keys()].map(u => `let w${q}_${u} = src[s + ${q} * uniforms.srcSteps.y + ${u} * uniforms.srcSteps.z];
+        ${srcRowProducts(q, u, first)}`)).join('\n        ')}
+        ${unitRows.map(p => `left${diffDstName(p)} = a${diffDstName(p)};`).join('\n        ')}
+        s = s + srcStep;
+        d = d + diffDstStep;`;
+    const srcRowUnitLoop = () => `for (var row = rowStart; row < rowEnd; row = row + 1) {
+      let py = (row % uniforms.blocks.z) * ${P};
+      let rows = row / uniforms.blocks.z;
+      let pz = rows % uniforms.diffDstSpatial.x;
+      let n = rows / uniforms.diffDstSpatial.x;
+      let z = pz * uniforms.strides.x + zOffset;
+      if (z < 0 || z >= uniforms.srcSpatial.x) {
+        continue;
+      }${this.plan.priorRow ? `
+      let hasPrior = py > 0;` : ''}
+      var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + py * ${S} * uniforms.srcSteps.y + srcChannel;
+      var d = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
+      ${unitRows.map(p => `var left${diffDstName(p)} = 0.0;`).join('\n      ')}
+      {
+        ${srcRowUnitPosition(true)}
+      }
+      for (var px = 1; px < width; px = px + 1) {
+        ${srcRowUnitPosition(false)}
+      }
+    }`;
     return `
   ${COMMON_WGSL}
   const MAX_FINITE = 3.4028234e38;  // just under f32's largest: a sum at the largest re-runs, which is only slower
@@ -452,7 +501,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    ${this.plan.unmaskedFirst ? `${unitLoop('rowEnd', false)}
+    ${this.plan.srcRowUnits ? srcRowUnitLoop() : this.plan.unmaskedFirst ? `${unitLoop('rowEnd', false)}
     // Pads and rows past the image added a · 0: exact unless a factor was ±Inf or NaN, which
     // leaves a sum non-finite (as does a large finite sum that overflowed): then the split runs
     // again, each product tested.

@@ -68,6 +68,19 @@ export interface WebgpuReductionPlan {
    * one channel it does not.
    */
   readonly unmaskedFirst: boolean;
+  /**
+   * 'taps': units of src rows (see srcRowUnitRows): a unit's P diffDst rows take the src rows
+   * [stride · P · u, stride · P · (u + 1)) — every src value read once, none in a pad — and the
+   * window of a position is its m = stride new src values, the taps that reach into the next
+   * position's src columns taking the diffDst value of the position before instead.
+   */
+  readonly srcRowUnits: boolean;
+  /**
+   * 'taps' with srcRowUnits: a unit also takes the diffDst row before its own (a unit that does
+   * not start its image, P < the image's height), whose last kernel rows reach into the unit's
+   * first src rows.
+   */
+  readonly priorRow: boolean;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
   /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
@@ -127,6 +140,10 @@ const LANE_TAP_OUTPUT_ROWS = 2;
  * SwiftShader, and one row a unit is faster).
  */
 const MAX_SHARED_ROW_STEP = 2;
+/** Tuning flag: 1 (the default) runs the 'taps' layers srcRowUnitRows takes in units of src rows; 0 never. */
+export const CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS = 'CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS';
+/** Rows of positions a unit of src rows takes at most. */
+const MAX_SRC_ROW_UNIT_ROWS = 8;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
 export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
 /** Tuning flag: 1 (the default) lets 'taps' run its products unmasked first where the plan chooses to (unmaskedFirst); 0 never does. */
@@ -208,7 +225,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, priorRow: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
@@ -220,15 +237,46 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const maxRowStep = tapLanes === 1 ? MAX_SHARED_ROW_STEP : 1;
   const pairable = height.stride <= maxRowStep && height.dilation <= maxRowStep && tapRows === height.kernelSize;
   const wantedRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0) || (tapLanes > 1 ? LANE_TAP_OUTPUT_ROWS : TAP_OUTPUT_ROWS);
-  const outputRows = pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1;
+  const srcRowRows = tapLanes === 1 && tapRows === height.kernelSize && taps === width.kernelSize ?
+      srcRowUnitRows(height, width) : 0;
+  const outputRows = srcRowRows || (pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1);
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
-  return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
+  return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 || srcRowRows ? height.stride : 1,
           rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes,
           diffDstComponents: tapLanes > 1 && tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1) !== 0 ? 4 : 1,
-          unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1), blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1) && !srcRowRows,
+          srcRowUnits: srcRowRows > 0, priorRow: srcRowRows > 0 && srcRowRows < height.diffDstSize, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           ...workgroupsOf(blocksPerSplit, splits)};
+}
+
+/**
+ * Rows of positions P of a unit of src rows (WebgpuReductionPlan.srcRowUnits), or 0 where the
+ * layer does not take them. A one-channel 'taps' invocation covering the whole kernel plane
+ * reads every src value of a unit's window rows, pads and the row shared with the next unit
+ * included: at stride 2 over an 8 × 8 image into 4 × 4 with the pad at the end (TF's 'same'), 81
+ * src reads for 64 values. Where the src rows and columns tile exactly into strides of diffDst
+ * (no begin pad, src = stride × diffDst along both axes, no dilation) and a position's taps
+ * reach at most one position further (stride < kernel ≤ 2 · stride), units of src rows read each
+ * src value once and P diffDst values a position (plus the row before the unit's, when a unit
+ * does not start its image): a stride-2 3 × 3 unit of 4 rows reads 16 src and 4 diffDst values a
+ * position for 33 products, with selects only on the products of the position before. P is the
+ * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS, so a unit never runs past its
+ * image, and at least 4, below which the row before costs more than the pads it saves.
+ */
+function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis): number {
+  const tiles = (axis: SpatialAxis) => axis.stride >= 2 && axis.stride < axis.kernelSize && axis.kernelSize <= 2 * axis.stride &&
+      axis.dilation === 1 && axis.padBegin === 0 && axis.srcSize === axis.stride * axis.diffDstSize;
+  if (tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, 1) === 0 || !tiles(height) || !tiles(width)) {
+    return 0;
+  }
+  for (let rows = Math.min(MAX_SRC_ROW_UNIT_ROWS, height.diffDstSize); rows >= 4; rows--) {
+    if (height.diffDstSize % rows === 0) {
+      return rows;
+    }
+  }
+  return height.diffDstSize < 4 ? height.diffDstSize : 0;
 }
 
 /** The block size for `size` elements in blocks of at most `max`, as even as the blocks allow (5 in 3 + 2). */

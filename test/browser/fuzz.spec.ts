@@ -17,7 +17,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {GPGPUContext, MathBackendWebGL, setWebGLContext} from '@tensorflow/tfjs-backend-webgl';
 
-import {computeGeometry, convolutionBackpropFilters} from '../../kernels/index';
+import {convolutionBackpropFilters} from '../../kernels/index';
 import type {FilterGradientGeometry} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import {
@@ -33,7 +33,7 @@ import {planWideTiles} from '../../kernels/webgl/wide_tiles';
 import type {FuzzCliOptions} from '../fuzz/cli';
 import {addToSummary, describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
 import {HOSTILE_CATEGORIES, runHostileSample} from '../fuzz/hostile';
-import {FuzzProblem, generateProblem, GenerateOptions, problemData} from '../fuzz/problems';
+import {FuzzProblem, generateProblem, GenerateOptions, problemData, problemGeometry} from '../fuzz/problems';
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, placeOnBackend, runProblem} from '../fuzz/runner';
 import {CI_COUNT, CI_SEED, fuzzSettings} from '../fuzz/settings';
@@ -155,20 +155,13 @@ const MULTI_TARGET_PLANS = {
   'thin-taps': planThinTaps,
 };
 
-/** The problem's geometry (its filter shape given by its kernel, in its filter format). */
-function geometryOf(problem: FuzzProblem) {
-  return computeGeometry(problem.op, {
-    input: {shape: problem.inputShape, dtype: 'float32'}, outputDelta: {shape: problem.outputDeltaShape, dtype: 'float32'},
-  }, {...problem.attrs, filterFormat: problem.referenceAttrs.filterFormat, filterShape: problem.referenceAttrs.kernel});
-}
-
 /** `--path P`: whether a problem takes multi-target pass P (on WebGL 2 with 8 draw buffers, as SwiftShader has). */
 function takesPath(path: string): (problem: FuzzProblem) => boolean {
   const plan = MULTI_TARGET_PLANS[path as keyof typeof MULTI_TARGET_PLANS];
   if (plan === undefined) throw new Error(`--path takes ${Object.keys(MULTI_TARGET_PLANS).join(', ')}, got '${path}'`);
   return problem => {
     if (problem.filterShape.some(size => size === 0) || problem.inputShape[0] === 0) return false;
-    return plan(geometryOf(problem), 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null;
+    return plan(problemGeometry(problem), 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null;
   };
 }
 
@@ -181,7 +174,7 @@ function takesPath(path: string): (problem: FuzzProblem) => boolean {
  */
 function plannedPath(problem: FuzzProblem): string {
   if (problem.inputShape[0] === 0) return 'batch 0';
-  const geometry = geometryOf(problem);
+  const geometry = problemGeometry(problem);
   if (tf.env().getNumber('WEBGL_VERSION') === 2 && tf.env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET)) {
     for (const [path, plan] of Object.entries(MULTI_TARGET_PLANS)) {
       if (plan(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE')) !== null) return path;
@@ -213,7 +206,7 @@ if (cliOptions !== undefined) {
         const summary = runFuzz({
           backend: 'webgl', cliBackend: `webgl --env ${backend.environment}`, seed: options.seed, start: options.start + done,
           count: Math.min(block, count - done),
-          problem: options.problem, check: backend.checkOptions(), generate: backend.generateOptions(specials, options.specialRate),
+          problem: options.problem, check: backend.checkOptions(), generate: {...backend.generateOptions(specials, options.specialRate), shape: options.shape},
           shrink: options.shrink, maxFailures: options.maxFailures - total.failures.length,
           accept: options.path !== undefined ? takesPath(options.path) : undefined,
         });

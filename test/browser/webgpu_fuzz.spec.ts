@@ -9,10 +9,11 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 
+import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import type {FuzzCliOptions} from '../fuzz/cli';
 import {addToSummary, describeSummary, FuzzSummary, runFuzzAsync} from '../fuzz/fuzz';
 import {HOSTILE_CATEGORIES, runHostileSample} from '../fuzz/hostile';
-import {FuzzProblem, generateProblem} from '../fuzz/problems';
+import {FuzzProblem, generateProblem, problemGeometry} from '../fuzz/problems';
 import {problemSeed} from '../fuzz/random';
 import {CheckOptions, expectedOf, memorySnapshot, runProblemAsync} from '../fuzz/runner';
 import {CI_SEED, fuzzSettings} from '../fuzz/settings';
@@ -23,6 +24,9 @@ const cliOptions: FuzzCliOptions | undefined = fuzzCliOptions();
 
 /** Problems of the CI sample on webgpu (~0.2 s each on SwiftShader, mostly shader compiles and read-backs). */
 const WEBGPU_CI_COUNT = 60;
+
+/** Problems of the CI sample shaped as strided tiles (test/fuzz/problems.ts), which random problems almost never are. */
+const WEBGPU_STRIDED_TILES_COUNT = 40;
 
 /** Inputs in turn made by an op (in a GPU buffer already) and uploaded as they are. */
 function checkOptions(): CheckOptions {
@@ -45,14 +49,14 @@ if (cliOptions !== undefined) {
       const options = cliOptions;
       const specials = options.specials ?? fuzzSettings('webgpu').specials;
       console.log(`fuzz on webgpu: ${options.problem !== undefined ? `problem ${options.problem}` : `${options.count} problems from index ${
-          options.start}, seed ${options.seed}`}; specials ${specials}`);
+          options.start}, seed ${options.seed}`}; specials ${specials}${options.shape !== undefined ? `; shape ${options.shape}` : ''}`);
       const total: FuzzSummary = {backend: 'webgpu', seed: options.seed, count: 0, passed: 0, failures: [], milliseconds: 0, mix: {}};
       const block = 50;
       const count = options.problem !== undefined ? 1 : options.count;
       for (let done = 0; done < count && total.failures.length < options.maxFailures; done += block) {
         const summary = await runFuzzAsync({
           backend: 'webgpu', seed: options.seed, start: options.start + done, count: Math.min(block, count - done),
-          problem: options.problem, check: checkOptions(), generate: {specials, specialRate: options.specialRate},
+          problem: options.problem, check: checkOptions(), generate: {specials, specialRate: options.specialRate, shape: options.shape},
           maxFailures: options.maxFailures - total.failures.length,
         });
         addToSummary(total, summary);
@@ -77,6 +81,28 @@ if (cliOptions !== undefined) {
       console.log(describeSummary(summary));
       if (summary.failures.length > 0) fail(describeSummary(summary));
       expect(summary.passed).toBe(WEBGPU_CI_COUNT);
+    });
+
+    it(`passes ${WEBGPU_STRIDED_TILES_COUNT} problems shaped as strided tiles (seed ${CI_SEED}), specials in half of them, most in units of src rows`, async () => {
+      let unitsOfSrcRows = 0;
+      let priorRows = 0;
+      const summary = await runFuzzAsync({
+        backend: 'webgpu', seed: CI_SEED, count: WEBGPU_STRIDED_TILES_COUNT, check: checkOptions(),
+        generate: {specials: fuzzSettings('webgpu').specials, specialRate: 0.5, shape: 'strided-tiles'},
+        accept: problem => {
+          if (problem.inputShape[0] > 0) {
+            const plan = planWebgpuReduction(problemGeometry(problem));
+            unitsOfSrcRows += plan.srcRowUnits ? 1 : 0;
+            priorRows += plan.priorRow ? 1 : 0;
+          }
+          return true;
+        },
+      });
+      console.log(`${describeSummary(summary)}\n  in units of src rows: ${unitsOfSrcRows} (${priorRows} with the row before)`);
+      if (summary.failures.length > 0) fail(describeSummary(summary));
+      expect(summary.passed).toBe(WEBGPU_STRIDED_TILES_COUNT);
+      expect(unitsOfSrcRows).toBeGreaterThan(WEBGPU_STRIDED_TILES_COUNT / 3);
+      expect(priorRows).toBeGreaterThan(0);
     });
 
     it('rejects 300 generated invalid calls by name, before any work, leaving memory as it was', () => {

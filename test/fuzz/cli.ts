@@ -17,6 +17,8 @@
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl2-dense-splits, webgl1,
  *                  webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
+ *   --shape S      strided-tiles: every problem reshaped so src tiles exactly into strides of diffDst along
+ *                  its two innermost axes (test/fuzz/problems.ts: the layers webgpu runs in units of src rows)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
  *                  (dense-rows, wide-tiles, depthwise-rows, wide-tap-segments: wide taps whose rows
  *                  run in segments, wide-taps: all wide taps, thin-rows, thin-taps); --count still counts the
@@ -45,6 +47,7 @@ export interface FuzzCliOptions {
   env?: string;
   recycle?: number;
   path?: string;
+  shape?: 'strided-tiles';
   chunkBytes?: number;
 }
 
@@ -98,6 +101,12 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--no-shrink': options.shrink = false; break;
       case '--env': options.env = next(); break;
       case '--path': options.path = next(); break;
+      case '--shape': {
+        const value = next();
+        if (value !== 'strided-tiles') throw new Error(`--shape takes strided-tiles, got '${value}'`);
+        options.shape = value;
+        break;
+      }
       case '--special-rate': {
         const rate = Number(next());
         if (!(rate >= 0 && rate <= 1)) throw new Error(`--special-rate needs a number in [0, 1]`);
@@ -164,7 +173,8 @@ async function runInNode(options: FuzzCliOptions) {
   console.log(`fuzz on ${options.backend}: ${options.problem !== undefined ? `problem ${options.problem}` : `${
       options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
       options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}${
-      options.chunkBytes !== undefined ? `; chunk budget ${options.chunkBytes} bytes` : ''}`);
+      options.chunkBytes !== undefined ? `; chunk budget ${options.chunkBytes} bytes` : ''}${
+      options.shape !== undefined ? `; shape ${options.shape}` : ''}`);
   const summary = runFuzz({
     backend: options.backend,
     cliBackend: options.chunkBytes !== undefined ? `${options.backend} --chunk-bytes ${options.chunkBytes}` : undefined,
@@ -173,7 +183,7 @@ async function runInNode(options: FuzzCliOptions) {
     start: options.start,
     problem: options.problem,
     check: {atol: settings.atol, rtol: settings.rtol},
-    generate: {specials, specialRate: options.specialRate},
+    generate: {specials, specialRate: options.specialRate, shape: options.shape},
     shrink: options.shrink,
     maxFailures: options.maxFailures,
     progressEvery: 1000,

@@ -108,7 +108,8 @@ function startRun(options: FuzzRunOptions) {
         const generate = options.generate ?? {};
         const command = `npm run fuzz -- --backend ${options.cliBackend ?? options.backend}${
             generate.specials !== undefined ? ` --specials ${generate.specials}` : ''}${
-            generate.specialRate !== undefined ? ` --special-rate ${generate.specialRate}` : ''} --problem ${seed}`;
+            generate.specialRate !== undefined ? ` --special-rate ${generate.specialRate}` : ''}${
+            generate.shape !== undefined ? ` --shape ${generate.shape}` : ''} --problem ${seed}`;
         const origin = options.problem !== undefined ? `problem seed ${seed}: ${command}` :
                                                        `problem ${index} of --seed ${options.seed}, problem seed ${seed}: ${command}`;
         const shrunk = options.shrink === false ? {problem, failure} : shrink(problem, failure, options.check);

@@ -35,6 +35,7 @@
  * (MAX_TERMS products in the reference, MAX_ELEMENTS per tensor): the float64 reference is an
  * element-by-element loop.
  */
+import {computeGeometry, FilterGradientGeometry} from '../../src/geometry';
 import {ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, OpName} from '../../src/names';
 import {fullFilterShape} from '../cases';
 import {seededValues} from '../helpers/util';
@@ -113,6 +114,12 @@ export interface GenerateOptions {
   specialRate?: number;
   /** The special values drawn from (default NaN, ±Infinity and 0). */
   specialValues?: readonly number[];
+  /**
+   * 'strided-tiles': every problem drawn as usual, then reshaped so that its two innermost axes
+   * tile src exactly into strides of diffDst (toStridedTiles): the layers the webgpu kernel runs
+   * in units of src rows, which random problems hit about twice in 10,000.
+   */
+  shape?: 'strided-tiles';
 }
 
 const MAX_TERMS = 60000;
@@ -207,6 +214,56 @@ function draw(random: Random, options: GenerateOptions): FuzzSpec {
   };
 }
 
+/**
+ * A drawn spec reshaped so that along its two innermost axes (a rank-1 problem gains an outer
+ * axis) src tiles exactly into strides of diffDst — stride s of 2 or 3, a kernel k in (s, 2s],
+ * no dilation, no begin pad, src = s × diffDst (diffDst 1–7 along an axis, 9–16 for a quarter of
+ * the 2-D heights; end pad k − s … k − 1 for the convolution;
+ * k − s + outputPadding for the transposed op) — with 1 to 3 channels a group on either side, so
+ * diffDst's take one invocation each on webgpu. Everything else (op, outer axis, batch, groups,
+ * layouts, entry point, specials, data) stays as drawn; pads are explicit, autoPad left out.
+ */
+function toStridedTiles(spec: FuzzSpec, random: Random): FuzzSpec {
+  const drawnRank = spec.inputSpatial.length;
+  const rank = Math.max(2, drawnRank);
+  const drawn = <T>(list: T[] | undefined, axis: number, fallback: T) => {
+    const i = axis - (rank - drawnRank);
+    return list !== undefined && i >= 0 ? list[i] : fallback;
+  };
+  const inputSpatial: number[] = [], kernel: number[] = [], strides: number[] = [], dilations: number[] = [];
+  const padsBegin: number[] = [], padsEnd: number[] = [], outputPadding: number[] = [];
+  for (let axis = 0; axis < rank; axis++) {
+    if (axis < rank - 2) {
+      inputSpatial.push(drawn(spec.inputSpatial, axis, 1));
+      kernel.push(drawn(spec.kernel, axis, 1));
+      strides.push(drawn(spec.strides, axis, 1));
+      dilations.push(drawn(spec.dilations, axis, 1));
+      padsBegin.push(drawn(spec.padsBegin, axis, 0));
+      padsEnd.push(drawn(spec.padsEnd, axis, 0));
+      outputPadding.push(0);
+      continue;
+    }
+    const stride = random.int(2, 3);
+    // Heights above 8 (a quarter of 2-D problems) give units that start mid-image.
+    const size = rank === 2 && axis === 0 && random.chance(0.25) ? random.int(9, 16) : random.int(1, rank === 3 ? 4 : 7);
+    const k = random.int(stride + 1, 2 * stride);
+    const extra = spec.transposed ? random.int(0, stride - 1) : 0;
+    inputSpatial.push(spec.transposed ? size : stride * size);
+    kernel.push(k);
+    strides.push(stride);
+    dilations.push(1);
+    padsBegin.push(0);
+    padsEnd.push(spec.transposed ? k - stride + extra : random.int(k - stride, k - 1));
+    outputPadding.push(extra);
+  }
+  const channels = () => random.int(1, 3);
+  return {
+    ...spec, inputSpatial, kernel, strides, dilations, padsBegin, padsEnd, autoPad: undefined,
+    outputPadding: spec.transposed ? outputPadding : undefined,
+    inputChannelsPerGroup: channels(), outputDeltaChannelsPerGroup: channels(), omitGroups: false,
+  };
+}
+
 /** The problem a spec describes, or undefined when its output would be empty. */
 export function materialize(spec: FuzzSpec, seed?: number): FuzzProblem | undefined {
   const {transposed, groups, kernel} = spec;
@@ -284,9 +341,17 @@ function withinCaps(problem: FuzzProblem): boolean {
 export function generateProblem(seed: number, options: GenerateOptions = {}): FuzzProblem {
   const random = new Random(seed);
   for (;;) {
-    const problem = materialize(draw(random, options), seed);
+    const drawn = draw(random, options);
+    const problem = materialize(options.shape === 'strided-tiles' ? toStridedTiles(drawn, random) : drawn, seed);
     if (problem !== undefined && withinCaps(problem)) return problem;
   }
+}
+
+/** The geometry of a problem's call (its filter shape given by its kernel, in its filter format). */
+export function problemGeometry(problem: FuzzProblem): FilterGradientGeometry {
+  return computeGeometry(problem.op, {
+    input: {shape: problem.inputShape, dtype: 'float32'}, outputDelta: {shape: problem.outputDeltaShape, dtype: 'float32'},
+  }, {...problem.attrs, filterFormat: problem.referenceAttrs.filterFormat, filterShape: problem.referenceAttrs.kernel});
 }
 
 /** The data of a problem, specials written in. */
