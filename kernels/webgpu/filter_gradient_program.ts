@@ -321,9 +321,9 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       this.variableComponents = [1, plan.diffDstComponents];
     }
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 || plan.srcRowUnits ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
+        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
         plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}${
-        plan.srcRowUnits ? `_srcRowUnits${plan.priorRow ? 'Prior' : ''}` : ''}`;
+        plan.srcRowUnits ? `_srcRowUnits_strides${plan.unitStrides.join('x')}_pads${plan.unitBeginPads.join('x')}_neighbours${plan.unitRowNeighbour}x${plan.positionNeighbour}` : ''}`;
   }
 
   getUserCode(): string {
@@ -399,34 +399,54 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let diffDstRow = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
       ${unitPass('endX', tested)}
     }`;
-    // Units of src rows (plan.srcRowUnits): the unit's P diffDst rows p (and with plan.priorRow
-    // the row before, 'Prior') meet its S · P src rows q at kernel row r = q − S · p. A position
-    // reads the m src values of each src row that its taps t < m take; the same values are taps
-    // t + m of the position before, whose diffDst values it carries (left<p>), so each src value
-    // is read once. A row's first position has no position before it and is written out ahead of
-    // the loop without those products; a unit that starts its image has no row before it
-    // (hasPrior), and that row's products are selected by it.
-    const S = this.plan.rowStride;
-    const unitRows = this.plan.priorRow ? [-1, ...outputRows] : outputRows;
-    const diffDstName = (p: number) => p < 0 ? 'Prior' : `${p}`;
-    const guarded = (p: number, product: string) => p < 0 ? `select(0.0, ${product}, hasPrior)` : product;
-    const srcRowProducts = (q: number, u: number, first: boolean) => unitRows.flatMap(p => {
-      const r = q - S * p;
-      if (r < 0 || r >= R) {
-        return [];
-      }
-      const value = `w${q}_${u}`;
-      const add = (t: number, product: string) => `sum${r}_${t} = sum${r}_${t} + ${guarded(p, product)};`;
-      return [...(u < T ? [add(u, `a${diffDstName(p)} * ${value}`)] : []),
-              ...(u + m < T && !first ? [add(u + m, `left${diffDstName(p)} * ${value}`)] : [])];
-    }).join('\n        ');
-    const srcRowUnitPosition = (first: boolean) => `${outputRows.map(p => `let a${p} = diffDst[d + ${p} * diffDstRowStep];`).join('\n        ')}${this.plan.priorRow ? `
-        let aPrior = diffDst[select(0, d - diffDstRowStep, hasPrior)];` : ''}
-        ${[...Array(S * P).keys()].flatMap(q => [...Array(m).keys()].map(u => `let w${q}_${u} = src[s + ${q} * uniforms.srcSteps.y + ${u} * uniforms.srcSteps.z];
-        ${srcRowProducts(q, u, first)}`)).join('\n        ')}
-        ${unitRows.map(p => `left${diffDstName(p)} = a${diffDstName(p)};`).join('\n        ')}
+    // Units of src rows (plan.srcRowUnits): src row q of the unit (from S · py) and column u of a
+    // position (from positionStride · px) are kernel row r = q + padY − S · p of the unit's diffDst
+    // row p and tap t = u + padX − positionStride · k of position px + k. The rows p are the unit's P and a
+    // neighbouring one (unitRowNeighbour: 'Prior' p = −1, 'Next' p = P), valid where the image has
+    // it (hasNeighbourRow); the positions k are the position's own (a<p>) and a neighbouring one
+    // (positionNeighbour: the position before, carried in left<p>, or after, read ahead into
+    // right<p>), which a row's first or last position does not have: that position is written out
+    // apart from the loop, without those products.
+    const [S, positionStride] = this.plan.unitStrides;
+    const [padY, padX] = this.plan.unitBeginPads;
+    const rowNeighbour = this.plan.unitRowNeighbour;
+    const positionNeighbour = this.plan.positionNeighbour;
+    const unitRows = [...(rowNeighbour < 0 ? [-1] : []), ...outputRows, ...(rowNeighbour > 0 ? [P] : [])];
+    const rowName = (p: number) => p < 0 ? 'Prior' : p >= P ? 'Next' : `${p}`;
+    const neighbours = [0, ...(positionNeighbour !== 0 ? [positionNeighbour] : [])];
+    const diffDstValue = (p: number, k: number) => `${k < 0 ? 'left' : k > 0 ? 'right' : 'a'}${rowName(p)}`;
+    type Edge = 'first' | 'last' | null;
+    const unitProducts = (q: number, u: number, edge: Edge) => unitRows.flatMap(p => {
+      const r = q + padY - S * p;
+      return r < 0 || r >= R ? [] : neighbours.flatMap(k => {
+        const t = u + padX - positionStride * k;
+        if (t < 0 || t >= T || (edge === 'first' && k < 0) || (edge === 'last' && k > 0)) {
+          return [];
+        }
+        const product = `${diffDstValue(p, k)} * w${q}_${u}`;
+        return [`sum${r}_${t} = sum${r}_${t} + ${p < 0 || p >= P ? `select(${zero}, ${product}, hasNeighbourRow)` : product};`];
+      });
+    });
+    // A diffDst value of row p at `offset` positions from d; the neighbouring row's read from
+    // element 0 where the image does not have it.
+    const diffDstRead = (p: number, offset: string) => {
+      const index = `d + ${p} * diffDstRowStep${offset}`;
+      return p < 0 || p >= P ? `diffDst[select(0, ${index}, hasNeighbourRow)]` : `diffDst[${index}]`;
+    };
+    const unitPosition = (edge: Edge) => `${positionNeighbour > 0 ? edge === 'last' ? '' :
+        unitRows.map(p => `let right${rowName(p)} = ${diffDstRead(p, ' + diffDstStep')};`).join('\n        ') :
+        unitRows.map(p => `a${rowName(p)} = ${diffDstRead(p, '')};`).join('\n        ')}
+        ${[...Array(S * P).keys()].flatMap(q => [...Array(positionStride).keys()].flatMap(u => {
+          const products = unitProducts(q, u, edge);
+          return products.length === 0 ? [] : [`let w${q}_${u} = src[s + ${q} * uniforms.srcSteps.y + ${u} * uniforms.srcSteps.z];`, ...products];
+        })).join('\n        ')}
+        ${positionNeighbour < 0 ? unitRows.map(p => `left${rowName(p)} = a${rowName(p)};`).join('\n        ') :
+          positionNeighbour > 0 && edge !== 'last' ? unitRows.map(p => `a${rowName(p)} = right${rowName(p)};`).join('\n        ') : ''}
         s = s + srcStep;
         d = d + diffDstStep;`;
+    const positionLoop = (from: string, to: string) => `for (var px = ${from}; px < ${to}; px = px + 1) {
+        ${unitPosition(null)}
+      }`;
     const srcRowUnitLoop = () => `for (var row = rowStart; row < rowEnd; row = row + 1) {
       let py = (row % uniforms.blocks.z) * ${P};
       let rows = row / uniforms.blocks.z;
@@ -435,17 +455,20 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let z = pz * uniforms.strides.x + zOffset;
       if (z < 0 || z >= uniforms.srcSpatial.x) {
         continue;
-      }${this.plan.priorRow ? `
-      let hasPrior = py > 0;` : ''}
-      var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + py * ${S} * uniforms.srcSteps.y + srcChannel;
+      }${rowNeighbour < 0 ? `
+      let hasNeighbourRow = py > 0;` : rowNeighbour > 0 ? `
+      let hasNeighbourRow = py + ${P} < uniforms.diffDstSpatial.y;` : ''}
+      var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + py * ${S} * uniforms.srcSteps.y + unitSrcChannel;
       var d = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      ${unitRows.map(p => `var left${diffDstName(p)} = 0.0;`).join('\n      ')}
+      ${unitRows.map(p => `var a${rowName(p)} = ${zero};${positionNeighbour < 0 ? ` var left${rowName(p)} = ${zero};` : ''}`).join('\n      ')}
+      ${positionNeighbour < 0 ? `{
+        ${unitPosition('first')}
+      }
+      ${positionLoop('1', 'width')}` : positionNeighbour > 0 ? `${unitRows.map(p => `a${rowName(p)} = ${diffDstRead(p, '')};`).join('\n      ')}
+      ${positionLoop('0', 'width - 1')}
       {
-        ${srcRowUnitPosition(true)}
-      }
-      for (var px = 1; px < width; px = px + 1) {
-        ${srcRowUnitPosition(false)}
-      }
+        ${unitPosition('last')}
+      }` : positionLoop('0', 'width')}
     }`;
     return `
   ${COMMON_WGSL}
@@ -495,7 +518,8 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     let srcStep = stride * uniforms.srcSteps.z;
     let diffDstStep = uniforms.diffDstSteps.z;
     let diffDstRowStep = uniforms.diffDstSteps.y;
-    let srcChannel = (g * SC + sc) * uniforms.srcSteps.w + offset0 * uniforms.srcSteps.z;
+    let unitSrcChannel = (g * SC + sc) * uniforms.srcSteps.w;
+    let srcChannel = unitSrcChannel + offset0 * uniforms.srcSteps.z;
     let diffDstChannel = (g * DC + dc) * uniforms.diffDstSteps.w;
 
     // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).

@@ -70,17 +70,23 @@ export interface WebgpuReductionPlan {
   readonly unmaskedFirst: boolean;
   /**
    * 'taps': units of src rows (see srcRowUnitRows): a unit's P diffDst rows take the src rows
-   * [stride · P · u, stride · P · (u + 1)) — every src value read once, none in a pad — and the
-   * window of a position is its m = stride new src values, the taps that reach into the next
-   * position's src columns taking the diffDst value of the position before instead.
+   * [stride · P · u, stride · P · (u + 1)) and a position the stride's src columns from
+   * stride · px, each src value read once and none in a pad; a src value's taps that belong to a
+   * neighbouring diffDst row or position take that one's diffDst value.
    */
   readonly srcRowUnits: boolean;
+  /** 'taps' with srcRowUnits: the strides along the rows' and the positions' axes (baked into the shader). */
+  readonly unitStrides: readonly [number, number];
+  /** 'taps' with srcRowUnits: the begin pads along the rows' and the positions' axes (baked into the shader). */
+  readonly unitBeginPads: readonly [number, number];
   /**
-   * 'taps' with srcRowUnits: a unit also takes the diffDst row before its own (a unit that does
-   * not start its image, P < the image's height), whose last kernel rows reach into the unit's
-   * first src rows.
+   * 'taps' with srcRowUnits: the diffDst row besides the unit's own whose kernel rows reach into
+   * the unit's src rows: -1 the row before (no begin pad), +1 the row after (a begin pad), 0 none
+   * (the unit is the whole image, or a kernel row meets one diffDst row).
    */
-  readonly priorRow: boolean;
+  readonly unitRowNeighbour: -1 | 0 | 1;
+  /** 'taps' with srcRowUnits: likewise the position besides its own whose taps reach into a position's src columns. */
+  readonly positionNeighbour: -1 | 0 | 1;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
   /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
@@ -225,7 +231,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, priorRow: false, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, unitStrides: [1, 1], unitBeginPads: [0, 0], unitRowNeighbour: 0, positionNeighbour: 0, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
@@ -239,16 +245,31 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const wantedRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0) || (tapLanes > 1 ? LANE_TAP_OUTPUT_ROWS : TAP_OUTPUT_ROWS);
   const srcRowRows = tapLanes === 1 && tapRows === height.kernelSize && taps === width.kernelSize ?
       srcRowUnitRows(height, width) : 0;
+  const unitRowNeighbour = srcRowRows > 0 && srcRowRows < height.diffDstSize ? neighbourOf(height) ?? 0 : 0;
   const outputRows = srcRowRows || (pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1);
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                        Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
-  return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 || srcRowRows ? height.stride : 1,
+  return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
           rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes,
           diffDstComponents: tapLanes > 1 && tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1) !== 0 ? 4 : 1,
           unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1) && !srcRowRows,
-          srcRowUnits: srcRowRows > 0, priorRow: srcRowRows > 0 && srcRowRows < height.diffDstSize, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          srcRowUnits: srcRowRows > 0, unitStrides: srcRowRows > 0 ? [height.stride, width.stride] : [1, 1], unitBeginPads: srcRowRows > 0 ? [height.padBegin, width.padBegin] : [0, 0], unitRowNeighbour,
+          positionNeighbour: srcRowRows > 0 ? neighbourOf(width) ?? 0 : 0, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           ...workgroupsOf(blocksPerSplit, splits)};
+}
+
+/**
+ * Where the taps of the src values at stride · i … stride · i + stride − 1 along an axis belong
+ * to diffDst positions besides i: src index stride · i + u is tap u + padBegin − stride · k of
+ * position i + k, so k runs over [⌈(padBegin − kernel + 1) / stride⌉, ⌊(stride − 1 + padBegin) /
+ * stride⌋]. Returns the neighbour (−1 or +1) when that range is {−1, 0} or {0, 1}, 0 when it is
+ * {0}, and null when it reaches further (more than one neighbour).
+ */
+function neighbourOf(axis: SpatialAxis): -1 | 0 | 1 | null {
+  const first = Math.ceil((axis.padBegin - axis.kernelSize + 1) / axis.stride);
+  const last = Math.floor((axis.stride - 1 + axis.padBegin) / axis.stride);
+  return first === 0 && last === 0 ? 0 : first === -1 && last === 0 ? -1 : first === 0 && last === 1 ? 1 : null;
 }
 
 /**
@@ -256,18 +277,18 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
  * layer does not take them. A one-channel 'taps' invocation covering the whole kernel plane
  * reads every src value of a unit's window rows, pads and the row shared with the next unit
  * included: at stride 2 over an 8 × 8 image into 4 × 4 with the pad at the end (TF's 'same'), 81
- * src reads for 64 values. Where the src rows and columns tile exactly into strides of diffDst
- * (no begin pad, src = stride × diffDst along both axes, no dilation) and a position's taps
- * reach at most one position further (stride < kernel ≤ 2 · stride), units of src rows read each
- * src value once and P diffDst values a position (plus the row before the unit's, when a unit
- * does not start its image): a stride-2 3 × 3 unit of 4 rows reads 16 src and 4 diffDst values a
- * position for 33 products, with selects only on the products of the position before. P is the
- * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS, so a unit never runs past its
- * image, and at least 4, below which the row before costs more than the pads it saves.
+ * src reads for 64 values. Where src tiles exactly into strides of diffDst along both axes
+ * (src = stride × diffDst, stride ≥ 2, no dilation) and a src value's taps belong to its own
+ * position and at most one neighbour (neighbourOf: a 3 × 3 kernel at stride 2 with a begin pad of
+ * 0, TF's 'same', or 1, PyTorch's), units of src rows read each src value once and P diffDst
+ * values a position, plus the neighbouring row's where a unit is not the whole image: a stride-2
+ * 3 × 3 unit of 4 rows reads 16 src and 4 diffDst values a position for 33 products. P is the
+ * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS, so a unit never runs past its image,
+ * and at least 4, below which the neighbouring row costs more than the pads it saves.
  */
 function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis): number {
-  const tiles = (axis: SpatialAxis) => axis.stride >= 2 && axis.stride < axis.kernelSize && axis.kernelSize <= 2 * axis.stride &&
-      axis.dilation === 1 && axis.padBegin === 0 && axis.srcSize === axis.stride * axis.diffDstSize;
+  const tiles = (axis: SpatialAxis) => axis.stride >= 2 && axis.dilation === 1 && axis.srcSize === axis.stride * axis.diffDstSize &&
+      neighbourOf(axis) !== null;
   if (tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, 1) === 0 || !tiles(height) || !tiles(width)) {
     return 0;
   }

@@ -169,55 +169,71 @@ describe('webgpu:', () => {
         outputDelta: {shape: [1, 4, 4, 4], dtype: 'float32'}}, {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]})).unmaskedFirst).toBe(false);
   });
 
-  it('runs layers whose src tiles into strides of diffDst in units of src rows: stride 2 (MobileNet\'s, same_upper), units starting mid-image, stride 3, strides 2 × 3, 3-D, transposed, NCX; and where it does not', async () => {
+  it('runs layers whose src tiles into strides of diffDst in units of src rows: stride 2 with TF\'s and PyTorch\'s pads, units starting mid-image, stride 3, strides 2 × 3, kernels within the stride, 3-D, transposed, NCX; and where it does not', async () => {
     const unitsOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
-        [plan.mode, plan.tapLanes, plan.srcRowUnits, plan.outputRows, plan.priorRow];
-    // MobileNet's stride-2 depthwise layer: 'same_upper' pads only the end, src is twice diffDst;
-    // the unit takes the image's 4 rows.
-    const mobilenet = await checkAgainstCpu([2, 8, 8, 4], [2, 4, 4, 4], {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
-    expect(unitsOf(mobilenet)).toEqual(['taps', 1, true, 4, false]);
+        [plan.mode, plan.tapLanes, plan.srcRowUnits, plan.outputRows, plan.unitRowNeighbour, plan.positionNeighbour];
+    // MobileNet's stride-2 depthwise layer in tfjs: 'same_upper' pads only the end, src is twice
+    // diffDst; the unit takes the image's 4 rows, a position's last tap the next position's first column.
+    const tfSame = await checkAgainstCpu([2, 8, 8, 4], [2, 4, 4, 4], {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    expect(unitsOf(tfSame)).toEqual(['taps', 1, true, 4, 0, -1]);
+    // PyTorch's padding 1 (begin pad 1, the end pad unused): a position's first tap is the
+    // position before's last column, and a unit's last src row the next row's first kernel row.
+    const torchPad = await checkAgainstCpu([2, 10, 10, 2], [2, 5, 5, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 2, filterShape: [3, 3]});
+    expect(unitsOf(torchPad)).toEqual(['taps', 1, true, 5, 0, 1]);
+    const torchMidImage = await checkAgainstCpu([2, 24, 10, 3], [2, 12, 5, 3], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 3,
+                                                                                filterShape: [3, 3]});
+    expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 6, 1, 1]);
     // Height 12 in units of 6 (the second takes the row before it), channel multiplier 2, NCX.
     const midImage = await checkAgainstCpu([2, 3, 24, 10], [2, 6, 12, 5], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 2], groups: 3,
                                                                            filterShape: [3, 3], dataFormat: 'NCX'});
-    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 6, true]);
-    // Stride 3 with a 4 × 4 kernel (taps up to 2 · stride − 1 past a position's first column), 2 src channels a group.
+    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 6, -1, -1]);
+    // Stride 3 with a 4 × 4 kernel, 2 src channels a group; strides 2 × 3 over 16 rows in units of 8.
     const stride3 = await checkAgainstCpu([2, 9, 12, 4], [2, 3, 4, 2], {strides: [3, 3], padsBegin: [0, 0], padsEnd: [2, 3], groups: 2,
                                                                         filterShape: [4, 4]});
-    expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, false]);
+    expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, 0, -1]);
     const mixed = await checkAgainstCpu([1, 32, 9, 3], [1, 16, 3, 3], {strides: [2, 3], padsBegin: [0, 0], padsEnd: [2, 1], groups: 3,
                                                                        filterShape: [4, 4]});
-    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 8, true]);
+    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 8, -1, -1]);
+    // A kernel within the stride (2 × 2 at stride 2, 2 × 1 at stride 3): no neighbours; a src column past the kernel is never read.
+    const withinStride = await checkAgainstCpu([2, 16, 12, 2], [2, 8, 4, 2], {strides: [2, 3], groups: 2, filterShape: [2, 2]});
+    expect(unitsOf(withinStride)).toEqual(['taps', 1, true, 8, 0, 0]);
     const threeD = await checkAgainstCpu([2, 3, 8, 6, 2], [2, 3, 4, 3, 2], {strides: [1, 2, 2], padsBegin: [1, 0, 0], padsEnd: [1, 1, 1],
                                                                             groups: 2, filterShape: [3, 3, 3]});
-    expect(unitsOf(threeD)).toEqual(['taps', 1, true, 4, false]);
+    expect(unitsOf(threeD)).toEqual(['taps', 1, true, 4, 0, -1]);
     // The transposed op: its outputDelta is src, its input diffDst.
     const transposed = await checkAgainstCpu([2, 4, 3, 3], [2, 8, 6, 3], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 3,
                                                                           filterShape: [3, 3]}, true);
-    expect(unitsOf(transposed)).toEqual(['taps', 1, true, 4, false]);
-    // Not taken: a begin pad (MobileNet's 112 → 56 layer as its workload pads it), a prime height
-    // above 8, a dilation, 4 diffDst channels a group (taps over 4 channels).
-    const beginPad = await checkAgainstCpu([1, 10, 10, 2], [1, 5, 5, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 2, filterShape: [3, 3]});
+    expect(unitsOf(transposed)).toEqual(['taps', 1, true, 4, 0, -1]);
+    // Not taken: taps reaching both neighbours (4 × 4 at stride 2 with a begin pad of 1), a prime
+    // height above 8, a dilation, 4 diffDst channels a group (taps over 4 channels).
+    const bothNeighbours = await checkAgainstCpu([1, 8, 8, 2], [1, 4, 4, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [2, 2], groups: 2, filterShape: [4, 4]});
     const primeHeight = await checkAgainstCpu([1, 22, 6, 2], [1, 11, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     const dilated = await checkAgainstCpu([1, 8, 8, 2], [1, 3, 3, 2], {strides: [2, 2], dilations: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1],
                                                                        groups: 2, filterShape: [3, 3]});
     const fourChannels = await checkAgainstCpu([1, 8, 8, 2], [1, 4, 4, 8], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
-    expect([beginPad, primeHeight, dilated, fourChannels].map(plan => plan.srcRowUnits)).toEqual([false, false, false, false]);
+    expect([bothNeighbours, primeHeight, dilated, fourChannels].map(plan => plan.srcRowUnits)).toEqual([false, false, false, false]);
   });
 
-  it('keeps NaN and ±Inf exact in units of src rows: in src\'s first column and row (met by no position or row before), at a mid-image unit\'s first row, in diffDst\'s last column', async () => {
-    // src 24 × 10 into diffDst 12 × 5, one channel a group of 2, units of 6 rows.
+  it('keeps NaN and ±Inf exact in units of src rows: in src\'s first and last rows and columns (met by no neighbouring position or row), at units\' edges, in diffDst\'s first and last columns', async () => {
+    // src 24 × 10 into diffDst 12 × 5, one channel a group of 2, units of 6 rows; begin pads 0 (the
+    // row and position before are neighbours) and 1 (the row and position after).
     const shapes = [[1, 24, 10, 2], [1, 12, 5, 2]];
-    const attrs = {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 2, filterShape: [3, 3]};
     const srcAt = (y: number, x: number, c: number) => (y * 10 + x) * 2 + c;
-    const cases: Array<{name: string; specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}}> = [
-      {name: 'Inf in src at the first row and column', specials: {input: [[srcAt(0, 0, 0), Infinity]]}},
-      {name: 'NaN in src at a mid-image unit\'s first row, first column', specials: {input: [[srcAt(12, 0, 1), NaN]]}},
-      {name: '-Inf in src\'s first row, mid-row', specials: {input: [[srcAt(0, 3, 1), -Infinity]]}},
-      {name: '-Inf in diffDst\'s last column of a unit\'s last row', specials: {outputDelta: [[(5 * 5 + 4) * 2, -Infinity]]}},
+    const diffDstAt = (y: number, x: number, c: number) => (y * 5 + x) * 2 + c;
+    const before = {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 2, filterShape: [3, 3]};
+    const after = {...before, padsBegin: [1, 1], padsEnd: [0, 0]};
+    const cases: Array<{name: string; attrs: Record<string, unknown>; neighbours: number[]; specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}}> = [
+      {name: 'Inf in src at the first row and column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 0, 0), Infinity]]}},
+      {name: 'NaN in src at a mid-image unit\'s first row, first column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(12, 0, 1), NaN]]}},
+      {name: '-Inf in src\'s first row, mid-row', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 3, 1), -Infinity]]}},
+      {name: '-Inf in diffDst\'s last column of a unit\'s last row', attrs: before, neighbours: [-1, -1], specials: {outputDelta: [[diffDstAt(5, 4, 0), -Infinity]]}},
+      {name: 'Inf in src at the last row and column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(23, 9, 0), Infinity]]}},
+      {name: 'NaN in src at a unit\'s last row, last column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(11, 9, 1), NaN]]}},
+      {name: '-Inf in diffDst\'s first column of a unit\'s first row', attrs: after, neighbours: [1, 1], specials: {outputDelta: [[diffDstAt(6, 0, 1), -Infinity]]}},
     ];
     for (const c of cases) {
-      const run = await runWithSpecials(shapes[0], shapes[1], attrs, c.specials, 1);
-      expect([run.plan.srcRowUnits, run.plan.priorRow]).withContext(c.name).toEqual([true, true]);
+      const run = await runWithSpecials(shapes[0], shapes[1], c.attrs, c.specials, 1);
+      expect<unknown[]>([run.plan.srcRowUnits, run.plan.unitRowNeighbour, run.plan.positionNeighbour]).withContext(c.name).toEqual([true, ...c.neighbours]);
       expect(compareWithReference(run.actual, run.expected, 1e-3, 1e-4)).withContext(c.name).toBeUndefined();
     }
   });

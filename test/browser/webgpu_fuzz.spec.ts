@@ -26,7 +26,7 @@ const cliOptions: FuzzCliOptions | undefined = fuzzCliOptions();
 const WEBGPU_CI_COUNT = 60;
 
 /** Problems of the CI sample shaped as strided tiles (test/fuzz/problems.ts), which random problems almost never are. */
-const WEBGPU_STRIDED_TILES_COUNT = 40;
+const WEBGPU_STRIDED_TILES_COUNT = 60;
 
 /** Inputs in turn made by an op (in a GPU buffer already) and uploaded as they are. */
 function checkOptions(): CheckOptions {
@@ -83,9 +83,9 @@ if (cliOptions !== undefined) {
       expect(summary.passed).toBe(WEBGPU_CI_COUNT);
     });
 
-    it(`passes ${WEBGPU_STRIDED_TILES_COUNT} problems shaped as strided tiles (seed ${CI_SEED}), specials in half of them, most in units of src rows`, async () => {
+    it(`passes ${WEBGPU_STRIDED_TILES_COUNT} problems shaped as strided tiles (seed ${CI_SEED}), specials in half of them, at least 10 in units of src rows`, async () => {
       let unitsOfSrcRows = 0;
-      let priorRows = 0;
+      let neighbourRows = 0;
       const summary = await runFuzzAsync({
         backend: 'webgpu', seed: CI_SEED, count: WEBGPU_STRIDED_TILES_COUNT, check: checkOptions(),
         generate: {specials: fuzzSettings('webgpu').specials, specialRate: 0.5, shape: 'strided-tiles'},
@@ -93,16 +93,16 @@ if (cliOptions !== undefined) {
           if (problem.inputShape[0] > 0) {
             const plan = planWebgpuReduction(problemGeometry(problem));
             unitsOfSrcRows += plan.srcRowUnits ? 1 : 0;
-            priorRows += plan.priorRow ? 1 : 0;
+            neighbourRows += plan.unitRowNeighbour !== 0 ? 1 : 0;
           }
           return true;
         },
       });
-      console.log(`${describeSummary(summary)}\n  in units of src rows: ${unitsOfSrcRows} (${priorRows} with the row before)`);
+      console.log(`${describeSummary(summary)}\n  in units of src rows: ${unitsOfSrcRows} (${neighbourRows} with a neighbouring row)`);
       if (summary.failures.length > 0) fail(describeSummary(summary));
       expect(summary.passed).toBe(WEBGPU_STRIDED_TILES_COUNT);
-      expect(unitsOfSrcRows).toBeGreaterThan(WEBGPU_STRIDED_TILES_COUNT / 3);
-      expect(priorRows).toBeGreaterThan(0);
+      expect(unitsOfSrcRows).toBeGreaterThanOrEqual(10);
+      expect(neighbourRows).toBeGreaterThan(0);
     });
 
     it('rejects 300 generated invalid calls by name, before any work, leaving memory as it was', () => {

@@ -216,10 +216,10 @@ function draw(random: Random, options: GenerateOptions): FuzzSpec {
 
 /**
  * A drawn spec reshaped so that along its two innermost axes (a rank-1 problem gains an outer
- * axis) src tiles exactly into strides of diffDst — stride s of 2 or 3, a kernel k in (s, 2s],
- * no dilation, no begin pad, src = s × diffDst (diffDst 1–7 along an axis, 9–16 for a quarter of
- * the 2-D heights; end pad k − s … k − 1 for the convolution;
- * k − s + outputPadding for the transposed op) — with 1 to 3 channels a group on either side, so
+ * axis) src tiles exactly into strides of diffDst — stride s of 2 or 3, no dilation, a begin pad
+ * b of 0 (half the axes) or 1 … s − 1, a kernel k in (b, 2s], src = s × diffDst (diffDst 1–7
+ * along an axis, 9–16 for a quarter of the 2-D heights; the end pad and the transposed op's
+ * outputPadding to match) — with 1 to 3 channels a group on either side, so
  * diffDst's take one invocation each on webgpu. Everything else (op, outer axis, batch, groups,
  * layouts, entry point, specials, data) stays as drawn; pads are explicit, autoPad left out.
  */
@@ -246,14 +246,15 @@ function toStridedTiles(spec: FuzzSpec, random: Random): FuzzSpec {
     const stride = random.int(2, 3);
     // Heights above 8 (a quarter of 2-D problems) give units that start mid-image.
     const size = rank === 2 && axis === 0 && random.chance(0.25) ? random.int(9, 16) : random.int(1, rank === 3 ? 4 : 7);
-    const k = random.int(stride + 1, 2 * stride);
-    const extra = spec.transposed ? random.int(0, stride - 1) : 0;
+    const padBegin = random.chance(0.5) ? 0 : random.int(1, stride - 1);
+    const k = random.int(padBegin + 1, 2 * stride);
+    const extra = spec.transposed ? random.int(Math.max(0, stride + padBegin - k), stride - 1) : 0;
     inputSpatial.push(spec.transposed ? size : stride * size);
     kernel.push(k);
     strides.push(stride);
     dilations.push(1);
-    padsBegin.push(0);
-    padsEnd.push(spec.transposed ? k - stride + extra : random.int(k - stride, k - 1));
+    padsBegin.push(padBegin);
+    padsEnd.push(spec.transposed ? k - stride - padBegin + extra : random.int(Math.max(0, k - stride - padBegin), k - 1 - padBegin));
     outputPadding.push(extra);
   }
   const channels = () => random.int(1, 3);
