@@ -400,13 +400,13 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       ${unitPass('endX', tested)}
     }`;
     // Units of src rows (plan.srcRowUnits): src row q of the unit (from S · py) and column u of a
-    // position (from positionStride · px) are kernel row r = q + padY − S · p of the unit's diffDst
-    // row p and tap t = u + padX − positionStride · k of position px + k. The rows p are the unit's P and a
-    // neighbouring one (unitRowNeighbour: 'Prior' p = −1, 'Next' p = P), valid where the image has
-    // it (hasNeighbourRow); the positions k are the position's own (a<p>) and a neighbouring one
-    // (positionNeighbour: the position before, carried in left<p>, or after, read ahead into
-    // right<p>), which a row's first or last position does not have: that position is written out
-    // apart from the loop, without those products.
+    // position (from positionStride · px) are kernel row r = q + padY − S · p of the unit's
+    // diffDst row p and tap t = u + padX − positionStride · k of position px + k. The rows p are
+    // the unit's P and a neighbouring one (unitRowNeighbour: 'Prior' p = −1, 'Next' p = P), valid
+    // where the image has it (hasNeighbourRow); the positions k are the position's own (a<p>) and
+    // a neighbouring one (positionNeighbour: the position before, carried in left<p>, or after,
+    // read ahead into right<p>), which a row's first or last position does not have: that
+    // position is written out apart from the loop, without those products.
     const [S, positionStride] = this.plan.unitStrides;
     const [padY, padX] = this.plan.unitBeginPads;
     const rowNeighbour = this.plan.unitRowNeighbour;
@@ -430,15 +430,16 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // A diffDst value of row p at `offset` positions from d; the neighbouring row's read from
     // element 0 where the image does not have it.
     const diffDstRead = (p: number, offset: string) => {
-      const index = `d + ${p} * diffDstRowStep${offset}`;
+      const index = `d + unitDiffDstRow${rowName(p)}${offset}`;
       return p < 0 || p >= P ? `diffDst[select(0, ${index}, hasNeighbourRow)]` : `diffDst[${index}]`;
     };
     const unitPosition = (edge: Edge) => `${positionNeighbour > 0 ? edge === 'last' ? '' :
         unitRows.map(p => `let right${rowName(p)} = ${diffDstRead(p, ' + diffDstStep')};`).join('\n        ') :
         unitRows.map(p => `a${rowName(p)} = ${diffDstRead(p, '')};`).join('\n        ')}
+        ${[...Array(positionStride).keys()].map(u => `let s${u} = s + unitSrcColumn${u};`).join(' ')}
         ${[...Array(S * P).keys()].flatMap(q => [...Array(positionStride).keys()].flatMap(u => {
           const products = unitProducts(q, u, edge);
-          return products.length === 0 ? [] : [`let w${q}_${u} = src[s + ${q} * uniforms.srcSteps.y + ${u} * uniforms.srcSteps.z];`, ...products];
+          return products.length === 0 ? [] : [`let w${q}_${u} = src[s${u} + unitSrcRow${q}];`, ...products];
         })).join('\n        ')}
         ${positionNeighbour < 0 ? unitRows.map(p => `left${rowName(p)} = a${rowName(p)};`).join('\n        ') :
           positionNeighbour > 0 && edge !== 'last' ? unitRows.map(p => `a${rowName(p)} = right${rowName(p)};`).join('\n        ') : ''}
@@ -447,7 +448,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     const positionLoop = (from: string, to: string) => `for (var px = ${from}; px < ${to}; px = px + 1) {
         ${unitPosition(null)}
       }`;
-    const srcRowUnitLoop = () => `for (var row = rowStart; row < rowEnd; row = row + 1) {
+    // The offsets of the unit's src rows, a position's src columns and the unit's diffDst rows.
+    const srcRowUnitLoop = () => `${[...Array(S * P).keys()].map(q => `let unitSrcRow${q} = ${q} * uniforms.srcSteps.y;`).join('\n    ')}
+    ${[...Array(positionStride).keys()].map(u => `let unitSrcColumn${u} = ${u} * uniforms.srcSteps.z;`).join('\n    ')}
+    ${unitRows.map(p => `let unitDiffDstRow${rowName(p)} = ${p} * diffDstRowStep;`).join('\n    ')}
+    for (var row = rowStart; row < rowEnd; row = row + 1) {
       let py = (row % uniforms.blocks.z) * ${P};
       let rows = row / uniforms.blocks.z;
       let pz = rows % uniforms.diffDstSpatial.x;
