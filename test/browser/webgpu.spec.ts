@@ -182,18 +182,21 @@ describe('webgpu:', () => {
     expect(unitsOf(torchPad)).toEqual(['taps', 1, true, 5, 0, 1]);
     const torchMidImage = await checkAgainstCpu([2, 24, 10, 3], [2, 12, 5, 3], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 3,
                                                                                 filterShape: [3, 3]});
-    expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 6, 1, 1]);
-    // Height 12 in units of 6 (the second takes the row before it), channel multiplier 2, NCX.
+    expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 4, 1, 1]);
+    // Height 12 in units of 4 (the second and third take the row before them), channel multiplier 2, NCX;
+    // height 10 in units of 5.
     const midImage = await checkAgainstCpu([2, 3, 24, 10], [2, 6, 12, 5], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 2], groups: 3,
                                                                            filterShape: [3, 3], dataFormat: 'NCX'});
-    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 6, -1, -1]);
-    // Stride 3 with a 4 × 4 kernel, 2 src channels a group; strides 2 × 3 over 16 rows in units of 8.
+    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 4, -1, -1]);
+    const unitsOf5 = await checkAgainstCpu([1, 20, 6, 2], [1, 10, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    expect(unitsOf(unitsOf5)).toEqual(['taps', 1, true, 5, -1, -1]);
+    // Stride 3 with a 4 × 4 kernel, 2 src channels a group; strides 2 × 3 over 16 rows in units of 4.
     const stride3 = await checkAgainstCpu([2, 9, 12, 4], [2, 3, 4, 2], {strides: [3, 3], padsBegin: [0, 0], padsEnd: [2, 3], groups: 2,
                                                                         filterShape: [4, 4]});
     expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, 0, -1]);
     const mixed = await checkAgainstCpu([1, 32, 9, 3], [1, 16, 3, 3], {strides: [2, 3], padsBegin: [0, 0], padsEnd: [2, 1], groups: 3,
                                                                        filterShape: [4, 4]});
-    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 8, -1, -1]);
+    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 4, -1, -1]);
     // A kernel within the stride (2 × 2 at stride 2, 2 × 1 at stride 3): no neighbours; a src column past the kernel is never read.
     const withinStride = await checkAgainstCpu([2, 16, 12, 2], [2, 8, 4, 2], {strides: [2, 3], groups: 2, filterShape: [2, 2]});
     expect(unitsOf(withinStride)).toEqual(['taps', 1, true, 8, 0, 0]);
@@ -215,7 +218,7 @@ describe('webgpu:', () => {
   });
 
   it('keeps NaN and ±Inf exact in units of src rows: in src\'s first and last rows and columns (met by no neighbouring position or row), at units\' edges, in diffDst\'s first and last columns', async () => {
-    // src 24 × 10 into diffDst 12 × 5, one channel a group of 2, units of 6 rows; begin pads 0 (the
+    // src 24 × 10 into diffDst 12 × 5, one channel a group of 2, units of 4 rows; begin pads 0 (the
     // row and position before are neighbours) and 1 (the row and position after).
     const shapes = [[1, 24, 10, 2], [1, 12, 5, 2]];
     const srcAt = (y: number, x: number, c: number) => (y * 10 + x) * 2 + c;
@@ -224,12 +227,12 @@ describe('webgpu:', () => {
     const after = {...before, padsBegin: [1, 1], padsEnd: [0, 0]};
     const cases: Array<{name: string; attrs: Record<string, unknown>; neighbours: number[]; specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}}> = [
       {name: 'Inf in src at the first row and column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 0, 0), Infinity]]}},
-      {name: 'NaN in src at a mid-image unit\'s first row, first column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(12, 0, 1), NaN]]}},
+      {name: 'NaN in src at a mid-image unit\'s first row, first column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(8, 0, 1), NaN]]}},
       {name: '-Inf in src\'s first row, mid-row', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 3, 1), -Infinity]]}},
-      {name: '-Inf in diffDst\'s last column of a unit\'s last row', attrs: before, neighbours: [-1, -1], specials: {outputDelta: [[diffDstAt(5, 4, 0), -Infinity]]}},
+      {name: '-Inf in diffDst\'s last column of a unit\'s last row', attrs: before, neighbours: [-1, -1], specials: {outputDelta: [[diffDstAt(7, 4, 0), -Infinity]]}},
       {name: 'Inf in src at the last row and column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(23, 9, 0), Infinity]]}},
-      {name: 'NaN in src at a unit\'s last row, last column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(11, 9, 1), NaN]]}},
-      {name: '-Inf in diffDst\'s first column of a unit\'s first row', attrs: after, neighbours: [1, 1], specials: {outputDelta: [[diffDstAt(6, 0, 1), -Infinity]]}},
+      {name: 'NaN in src at a unit\'s last row, last column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(15, 9, 1), NaN]]}},
+      {name: '-Inf in diffDst\'s first column of a unit\'s first row', attrs: after, neighbours: [1, 1], specials: {outputDelta: [[diffDstAt(4, 0, 1), -Infinity]]}},
     ];
     for (const c of cases) {
       const run = await runWithSpecials(shapes[0], shapes[1], c.attrs, c.specials, 1);
