@@ -433,16 +433,20 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       const index = `d + unitDiffDstRow${rowName(p)}${offset}`;
       return p < 0 || p >= P ? `diffDst[select(0, ${index}, hasNeighbourRow)]` : `diffDst[${index}]`;
     };
-    const unitPosition = (edge: Edge) => `${positionNeighbour > 0 ? edge === 'last' ? '' :
-        unitRows.map(p => `let right${rowName(p)} = ${diffDstRead(p, ' + diffDstStep')};`).join('\n        ') :
-        unitRows.map(p => `a${rowName(p)} = ${diffDstRead(p, '')};`).join('\n        ')}
+    const eachUnitRow = (f: (name: string, p: number) => string) => unitRows.map(p => f(rowName(p), p)).join('\n        ');
+    // A position's diffDst reads: the position after's (read ahead, none at a row's last), else its own.
+    const positionReads = (edge: Edge) => positionNeighbour <= 0 ? eachUnitRow((name, p) => `a${name} = ${diffDstRead(p, '')};`) :
+        edge === 'last' ? '' : eachUnitRow((name, p) => `let right${name} = ${diffDstRead(p, ' + diffDstStep')};`);
+    // What the next position takes over: this one's values as the position before, or the read-ahead ones as its own.
+    const positionCarry = (edge: Edge) => positionNeighbour < 0 ? eachUnitRow(name => `left${name} = a${name};`) :
+        positionNeighbour > 0 && edge !== 'last' ? eachUnitRow(name => `a${name} = right${name};`) : '';
+    const unitPosition = (edge: Edge) => `${positionReads(edge)}
         ${[...Array(positionStride).keys()].map(u => `let s${u} = s + unitSrcColumn${u};`).join(' ')}
         ${[...Array(S * P).keys()].flatMap(q => [...Array(positionStride).keys()].flatMap(u => {
           const products = unitProducts(q, u, edge);
           return products.length === 0 ? [] : [`let w${q}_${u} = src[s${u} + unitSrcRow${q}];`, ...products];
         })).join('\n        ')}
-        ${positionNeighbour < 0 ? unitRows.map(p => `left${rowName(p)} = a${rowName(p)};`).join('\n        ') :
-          positionNeighbour > 0 && edge !== 'last' ? unitRows.map(p => `a${rowName(p)} = right${rowName(p)};`).join('\n        ') : ''}
+        ${positionCarry(edge)}
         s = s + srcStep;
         d = d + diffDstStep;`;
     const positionLoop = (from: string, to: string) => `for (var px = ${from}; px < ${to}; px = px + 1) {

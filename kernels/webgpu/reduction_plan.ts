@@ -151,9 +151,9 @@ export const CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS = 'CONV_BACKPROP_FILTERS
 /** Rows of positions a unit of src rows takes at most: an image up to this height is one unit. */
 const MAX_SRC_ROW_UNIT_ROWS = 8;
 /**
- * Rows of positions a unit of src rows takes in taller images, where it can: on SwiftShader 4
- * rows and the neighbouring one ran 0.87-0.94 of the time of 8 rows and their neighbour, and 2
- * rows no faster than 8.
+ * Rows of positions a unit of src rows takes in taller images, where they divide the height: on
+ * SwiftShader 4 rows and their neighbouring one run faster than 8 and theirs, and 2 no faster
+ * than 8 (docs/webgpu.md).
  */
 const MID_IMAGE_UNIT_ROWS = 4;
 /** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */

@@ -31,6 +31,8 @@
  * - special values, when asked for (GenerateOptions): a share of the problems (20 % by default)
  *   get 1–3 values drawn from NaN, ±Infinity and 0, at random positions of src or of either
  *   tensor.
+ * - shape 'strided-tiles' (GenerateOptions, `--shape`): each drawn problem reshaped so src tiles
+ *   exactly into strides of diffDst along its two innermost axes (toStridedTiles).
  * Problems whose output would be empty are redrawn, and so are problems over the size caps
  * (MAX_TERMS products in the reference, MAX_ELEMENTS per tensor): the float64 reference is an
  * element-by-element loop.
