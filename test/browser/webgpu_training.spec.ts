@@ -1,8 +1,9 @@
 /**
  * Training on webgpu with this package's webgpu kernels: a tf.layers model whose dilated
- * conv2d and depthwiseConv2d take their filter gradients from the drop-in gradients trains with
- * model.fit, and its weights after two epochs match the same training on cpu; the
- * differentiable `convolution` / `convTranspose` give the same filter gradients as on cpu.
+ * conv2d and depthwiseConv2d and MobileNet's stride-2 depthwiseConv2d take their filter
+ * gradients from the drop-in gradients trains with model.fit, and its weights after two epochs
+ * match the same training on cpu; the differentiable `convolution` / `convTranspose` give the
+ * same filter gradients as on cpu.
  */
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';  // gradients of tfjs's own ops
@@ -10,7 +11,8 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';  // gradients of tfj
 import * as tf from '@tensorflow/tfjs-core';
 import * as tfl from '@tensorflow/tfjs-layers';
 
-import {convolution, convTranspose, installDropInGradients, uninstallDropInGradients} from '../../kernels/index';
+import {computeGeometry, convolution, convTranspose, installDropInGradients, uninstallDropInGradients} from '../../kernels/index';
+import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {expectClose, seededValues} from '../helpers/util';
 import {useWebgpuBackend} from '../helpers/webgpu_backend';
 
@@ -37,8 +39,10 @@ async function trainedWeights(backend: string): Promise<{weights: Float32Array[]
   expect(await tf.setBackend(backend)).toBe(true);
   const model = tfl.sequential({
     layers: [
-      tfl.layers.conv2d({inputShape: [9, 9, 3], filters: 4, kernelSize: 3, dilationRate: 2, padding: 'same', activation: 'relu'}),
+      tfl.layers.conv2d({inputShape: [10, 10, 3], filters: 4, kernelSize: 3, dilationRate: 2, padding: 'same', activation: 'relu'}),
       tfl.layers.depthwiseConv2d({kernelSize: 3, depthMultiplier: 2, padding: 'same', dilationRate: 2}),
+      // MobileNet's stride-2 depthwise layer: 10 × 10 into 5 × 5, in units of src rows on webgpu.
+      tfl.layers.depthwiseConv2d({kernelSize: 3, strides: 2, padding: 'same'}),
       tfl.layers.conv2d({filters: 3, kernelSize: 3, strides: 2}),
       tfl.layers.flatten(),
       tfl.layers.dense({units: 2}),
@@ -49,7 +53,7 @@ async function trainedWeights(backend: string): Promise<{weights: Float32Array[]
   tf.dispose(initial);
   const optimizer = tf.train.sgd(0.05);
   model.compile({optimizer, loss: 'meanSquaredError'});
-  const x = tf.tensor(seededValues(8 * 9 * 9 * 3, 1), [8, 9, 9, 3]);
+  const x = tf.tensor(seededValues(8 * 10 * 10 * 3, 1), [8, 10, 10, 3]);
   const y = tf.tensor(seededValues(8 * 2, 2), [8, 2]);
   const history = await model.fit(x, y, {epochs: 2, batchSize: 4, shuffle: false, verbose: 0});
   const weights = await Promise.all(model.getWeights().map(async w => (await w.data()) as Float32Array));
@@ -64,7 +68,10 @@ describe('training on webgpu:', () => {
   beforeAll(() => installDropInGradients());
   afterAll(() => uninstallDropInGradients());
 
-  it('a tf.layers model (dilated conv2d, dilated depthwiseConv2d) trains with model.fit as on cpu, through our webgpu kernels', async () => {
+  it('a tf.layers model (dilated conv2d, dilated depthwiseConv2d, stride-2 depthwiseConv2d) trains with model.fit as on cpu, through our webgpu kernels', async () => {
+    const stride2Depthwise = computeGeometry('ConvolutionBackpropFilters', {input: {shape: [4, 10, 10, 8], dtype: 'float32'},
+        outputDelta: {shape: [4, 5, 5, 8], dtype: 'float32'}}, {strides: [2, 2], autoPad: 'same_upper', groups: 8, filterShape: [3, 3]});
+    expect(planWebgpuReduction(stride2Depthwise).srcRowUnits).withContext('the stride-2 layer in units of src rows').toBe(true);
     const reference = await trainedWeights('cpu');
     const before = tf.memory().numTensors;
     const {value: trained, calls} = await countingWebgpuKernelCalls(() => trainedWeights('webgpu'));
