@@ -1,7 +1,7 @@
 import type {WebGPUProgram} from '@tensorflow/tfjs-backend-webgpu';
 
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {BLOCK_COLUMNS, sweptAxes, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
+import {BLOCK_COLUMNS, Neighbours, sweptAxes, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
 
 /** A uniform as tfjs-webgpu's runWebGPUProgram takes it (its `programUniform` entries). */
 export interface ProgramUniform {
@@ -323,7 +323,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
         plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
         plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}${
-        plan.srcRowUnits ? `_srcRowUnits_strides${plan.unitStrides.join('x')}_pads${plan.unitBeginPads.join('x')}_neighbours${plan.unitRowNeighbour}x${plan.positionNeighbour}` : ''}`;
+        plan.srcRowUnits ? `_srcRowUnits_strides${plan.unitStrides.join('x')}_pads${plan.unitBeginPads.join('x')}_neighbourRows${plan.unitNeighbourRows}_neighbourPositions${plan.neighbourPositions}` : ''}`;
   }
 
   getUserCode(): string {
@@ -402,44 +402,51 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // Units of src rows (plan.srcRowUnits): src row q of the unit (from S · py) and column u of a
     // position (from positionStride · px) are kernel row r = q + padY − S · p of the unit's
     // diffDst row p and tap t = u + padX − positionStride · k of position px + k. The rows p are
-    // the unit's P and a neighbouring one (unitRowNeighbour: 'Prior' p = −1, 'Next' p = P), valid
-    // where the image has it (hasNeighbourRow); the positions k are the position's own (a<p>) and
-    // a neighbouring one (positionNeighbour: the position before, carried in left<p>, or after,
-    // read ahead into right<p>), which a row's first or last position does not have: that
-    // position is written out apart from the loop, without those products.
+    // the unit's P and its neighbouring ones (unitNeighbourRows: 'Prior' p = −1, 'Next' p = P),
+    // each valid where the image has it (hasRowBefore, hasRowAfter); the positions k are the
+    // position's own (a<p>) and its neighbours (neighbourPositions: the position before, carried
+    // in left<p>, and the one after, read ahead into right<p> and carried into a<p>), which a
+    // row's first and last positions do not have: those are written out apart from the loop,
+    // without the products of the missing neighbour.
     const [S, positionStride] = this.plan.unitStrides;
     const [padY, padX] = this.plan.unitBeginPads;
-    const rowNeighbour = this.plan.unitRowNeighbour;
-    const positionNeighbour = this.plan.positionNeighbour;
-    const unitRows = [...(rowNeighbour < 0 ? [-1] : []), ...outputRows, ...(rowNeighbour > 0 ? [P] : [])];
+    const before = (neighbours: Neighbours) => neighbours === 'before' || neighbours === 'both';
+    const after = (neighbours: Neighbours) => neighbours === 'after' || neighbours === 'both';
+    const {unitNeighbourRows, neighbourPositions} = this.plan;
+    const unitRows = [...(before(unitNeighbourRows) ? [-1] : []), ...outputRows, ...(after(unitNeighbourRows) ? [P] : [])];
     const rowName = (p: number) => p < 0 ? 'Prior' : p >= P ? 'Next' : `${p}`;
-    const neighbours = [0, ...(positionNeighbour !== 0 ? [positionNeighbour] : [])];
+    const rowValid = (p: number) => p < 0 ? 'hasRowBefore' : p >= P ? 'hasRowAfter' : null;
+    const positionOffsets = [...(before(neighbourPositions) ? [-1] : []), 0, ...(after(neighbourPositions) ? [1] : [])];
     const diffDstValue = (p: number, k: number) => `${k < 0 ? 'left' : k > 0 ? 'right' : 'a'}${rowName(p)}`;
     type Edge = 'first' | 'last' | null;
     const unitProducts = (q: number, u: number, edge: Edge) => unitRows.flatMap(p => {
       const r = q + padY - S * p;
-      return r < 0 || r >= R ? [] : neighbours.flatMap(k => {
+      return r < 0 || r >= R ? [] : positionOffsets.flatMap(k => {
         const t = u + padX - positionStride * k;
         if (t < 0 || t >= T || (edge === 'first' && k < 0) || (edge === 'last' && k > 0)) {
           return [];
         }
         const product = `${diffDstValue(p, k)} * w${q}_${u}`;
-        return [`sum${r}_${t} = sum${r}_${t} + ${p < 0 || p >= P ? `select(${zero}, ${product}, hasNeighbourRow)` : product};`];
+        const valid = rowValid(p);
+        return [`sum${r}_${t} = sum${r}_${t} + ${valid === null ? product : `select(${zero}, ${product}, ${valid})`};`];
       });
     });
-    // A diffDst value of row p at `offset` positions from d; the neighbouring row's read from
+    // A diffDst value of row p at `offset` positions from d; a neighbouring row's read from
     // element 0 where the image does not have it.
     const diffDstRead = (p: number, offset: string) => {
       const index = `d + unitDiffDstRow${rowName(p)}${offset}`;
-      return p < 0 || p >= P ? `diffDst[select(0, ${index}, hasNeighbourRow)]` : `diffDst[${index}]`;
+      const valid = rowValid(p);
+      return valid === null ? `diffDst[${index}]` : `diffDst[select(0, ${index}, ${valid})]`;
     };
     const eachUnitRow = (f: (name: string, p: number) => string) => unitRows.map(p => f(rowName(p), p)).join('\n        ');
     // A position's diffDst reads: the position after's (read ahead, none at a row's last), else its own.
-    const positionReads = (edge: Edge) => positionNeighbour <= 0 ? eachUnitRow((name, p) => `a${name} = ${diffDstRead(p, '')};`) :
+    const positionReads = (edge: Edge) => !after(neighbourPositions) ? eachUnitRow((name, p) => `a${name} = ${diffDstRead(p, '')};`) :
         edge === 'last' ? '' : eachUnitRow((name, p) => `let right${name} = ${diffDstRead(p, ' + diffDstStep')};`);
-    // What the next position takes over: this one's values as the position before, or the read-ahead ones as its own.
-    const positionCarry = (edge: Edge) => positionNeighbour < 0 ? eachUnitRow(name => `left${name} = a${name};`) :
-        positionNeighbour > 0 && edge !== 'last' ? eachUnitRow(name => `a${name} = right${name};`) : '';
+    // What the next position takes over: this one's values as the position before, the read-ahead ones as its own.
+    const positionCarry = (edge: Edge) => [
+      ...(before(neighbourPositions) ? [eachUnitRow(name => `left${name} = a${name};`)] : []),
+      ...(after(neighbourPositions) && edge !== 'last' ? [eachUnitRow(name => `a${name} = right${name};`)] : []),
+    ].join('\n        ');
     const unitPosition = (edge: Edge) => `${positionReads(edge)}
         ${[...Array(positionStride).keys()].map(u => `let s${u} = s + unitSrcColumn${u};`).join(' ')}
         ${[...Array(S * P).keys()].flatMap(q => [...Array(positionStride).keys()].flatMap(u => {
@@ -464,20 +471,20 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
       let z = pz * uniforms.strides.x + zOffset;
       if (z < 0 || z >= uniforms.srcSpatial.x) {
         continue;
-      }${rowNeighbour < 0 ? `
-      let hasNeighbourRow = py > 0;` : rowNeighbour > 0 ? `
-      let hasNeighbourRow = py + ${P} < uniforms.diffDstSpatial.y;` : ''}
+      }${before(unitNeighbourRows) ? `
+      let hasRowBefore = py > 0;` : ''}${after(unitNeighbourRows) ? `
+      let hasRowAfter = py + ${P} < uniforms.diffDstSpatial.y;` : ''}
       var s = n * uniforms.srcSpatial.w + z * uniforms.srcSteps.x + py * ${S} * uniforms.srcSteps.y + unitSrcChannel;
       var d = n * uniforms.diffDstSpatial.w + pz * uniforms.diffDstSteps.x + py * uniforms.diffDstSteps.y + diffDstChannel;
-      ${unitRows.map(p => `var a${rowName(p)} = ${zero};${positionNeighbour < 0 ? ` var left${rowName(p)} = ${zero};` : ''}`).join('\n      ')}
-      ${positionNeighbour < 0 ? `{
+      ${unitRows.map(p => `var a${rowName(p)} = ${after(neighbourPositions) ? diffDstRead(p, '') : zero};${
+          before(neighbourPositions) ? ` var left${rowName(p)} = ${zero};` : ''}`).join('\n      ')}${before(neighbourPositions) ? `
+      {
         ${unitPosition('first')}
-      }
-      ${positionLoop('1', 'width')}` : positionNeighbour > 0 ? `${unitRows.map(p => `a${rowName(p)} = ${diffDstRead(p, '')};`).join('\n      ')}
-      ${positionLoop('0', 'width - 1')}
+      }` : ''}
+      ${positionLoop(before(neighbourPositions) ? '1' : '0', after(neighbourPositions) ? 'width - 1' : 'width')}${after(neighbourPositions) ? `
       {
         ${unitPosition('last')}
-      }` : positionLoop('0', 'width')}
+      }` : ''}
     }`;
     return `
   ${COMMON_WGSL}

@@ -80,13 +80,14 @@ export interface WebgpuReductionPlan {
   /** 'taps' with srcRowUnits: the begin pads along the rows' and the positions' axes (baked into the shader). */
   readonly unitBeginPads: readonly [number, number];
   /**
-   * 'taps' with srcRowUnits: the diffDst row besides the unit's own whose kernel rows reach into
-   * the unit's src rows: -1 the row before (no begin pad), +1 the row after (a begin pad), 0 none
-   * (the unit is the whole image, or a kernel row meets one diffDst row).
+   * 'taps' with srcRowUnits: the diffDst rows besides the unit's own whose kernel rows reach into
+   * the unit's src rows (neighboursOf): the row before (at stride 2, no begin pad), the row after
+   * (a begin pad), both, or none (the unit is the whole image, or a kernel row meets one diffDst
+   * row).
    */
-  readonly unitRowNeighbour: -1 | 0 | 1;
-  /** 'taps' with srcRowUnits: likewise the position besides its own whose taps reach into a position's src columns. */
-  readonly positionNeighbour: -1 | 0 | 1;
+  readonly unitNeighbourRows: Neighbours;
+  /** 'taps' with srcRowUnits: likewise the positions besides its own whose taps reach into a position's src columns. */
+  readonly neighbourPositions: Neighbours;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
   /** 'blocks': whether the block sweeps rows of positions (reduction units are rows) or walks single positions. */
@@ -102,6 +103,9 @@ export interface WebgpuReductionPlan {
   /** Invocations of pass 1 that each workgroup runs (a multiple of 4, at most WORKGROUP_INVOCATIONS; the rest return). */
   readonly invocationsPerWorkgroup: number;
 }
+
+/** Which neighbours of a diffDst position (or row) along an axis also take a src value's taps (see neighboursOf). */
+export type Neighbours = 'none' | 'before' | 'after' | 'both';
 
 export const WORKGROUP_INVOCATIONS = 64;
 /**
@@ -237,7 +241,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
                                          Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
-    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, unitStrides: [1, 1], unitBeginPads: [0, 0], unitRowNeighbour: 0, positionNeighbour: 0, blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+    return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, unitStrides: [1, 1], unitBeginPads: [0, 0], unitNeighbourRows: 'none', neighbourPositions: 'none', blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
             ...workgroupsOf(blocksPerSplit, splits)};
   }
   const taps = evenBlock(width.kernelSize, MAX_TAPS);
@@ -251,7 +255,7 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const wantedRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0) || (tapLanes > 1 ? LANE_TAP_OUTPUT_ROWS : TAP_OUTPUT_ROWS);
   const srcRowRows = tapLanes === 1 && tapRows === height.kernelSize && taps === width.kernelSize ?
       srcRowUnitRows(height, width) : 0;
-  const unitRowNeighbour = srcRowRows > 0 && srcRowRows < height.diffDstSize ? neighbourOf(height) ?? 0 : 0;
+  const unitNeighbourRows = srcRowRows > 0 && srcRowRows < height.diffDstSize ? neighboursOf(height) ?? 'none' : 'none';
   const outputRows = srcRowRows || (pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1);
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
@@ -260,43 +264,48 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
           rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes,
           diffDstComponents: tapLanes > 1 && tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1) !== 0 ? 4 : 1,
           unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1) && !srcRowRows,
-          srcRowUnits: srcRowRows > 0, unitStrides: srcRowRows > 0 ? [height.stride, width.stride] : [1, 1], unitBeginPads: srcRowRows > 0 ? [height.padBegin, width.padBegin] : [0, 0], unitRowNeighbour,
-          positionNeighbour: srcRowRows > 0 ? neighbourOf(width) ?? 0 : 0, blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
+          srcRowUnits: srcRowRows > 0, unitStrides: srcRowRows > 0 ? [height.stride, width.stride] : [1, 1], unitBeginPads: srcRowRows > 0 ? [height.padBegin, width.padBegin] : [0, 0], unitNeighbourRows,
+          neighbourPositions: srcRowRows > 0 && width.diffDstSize > 1 ? neighboursOf(width) ?? 'none' : 'none', blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
           ...workgroupsOf(blocksPerSplit, splits)};
 }
 
 /**
- * Where the taps of the src values at stride · i … stride · i + stride − 1 along an axis belong
- * to diffDst positions besides i: src index stride · i + u is tap u + padBegin − stride · k of
- * position i + k, so k runs over [⌈(padBegin − kernel + 1) / stride⌉, ⌊(stride − 1 + padBegin) /
- * stride⌋]. Returns the neighbour (−1 or +1) when that range is {−1, 0} or {0, 1}, 0 when it is
- * {0}, and null when it reaches further (more than one neighbour).
+ * Which diffDst positions besides i along an axis take taps of the src values at stride · i …
+ * stride · i + stride − 1: src index stride · i + u is tap u + padBegin − stride · k of position
+ * i + k, so k runs over [⌈(padBegin − kernel + 1) / stride⌉, ⌊(stride − 1 + padBegin) / stride⌋];
+ * 'before' where that reaches −1, 'after' where it reaches +1, null where it reaches further.
  */
-function neighbourOf(axis: SpatialAxis): -1 | 0 | 1 | null {
+function neighboursOf(axis: SpatialAxis): Neighbours | null {
   const first = Math.ceil((axis.padBegin - axis.kernelSize + 1) / axis.stride);
   const last = Math.floor((axis.stride - 1 + axis.padBegin) / axis.stride);
-  return first === 0 && last === 0 ? 0 : first === -1 && last === 0 ? -1 : first === 0 && last === 1 ? 1 : null;
+  if (first < -1 || first > 0 || last < 0 || last > 1) {
+    return null;
+  }
+  return first < 0 ? (last > 0 ? 'both' : 'before') : (last > 0 ? 'after' : 'none');
 }
 
 /**
  * Rows of positions P of a unit of src rows (WebgpuReductionPlan.srcRowUnits), or 0 where the
  * layer does not take them. A one-channel 'taps' invocation covering the whole kernel plane
- * reads every src value of a unit's window rows, pads and the row shared with the next unit
+ * slides a window over each unit's src rows, pads and the rows shared with the next unit
  * included: at stride 2 over an 8 × 8 image into 4 × 4 with the pad at the end (TF's 'same'), 81
- * src reads for 64 values. Where src tiles exactly into strides of diffDst along both axes
- * (src = stride × diffDst, stride ≥ 2, no dilation) and a src value's taps belong to its own
- * position and at most one neighbour (neighbourOf: a 3 × 3 kernel at stride 2 with a begin pad of
- * 0, TF's 'same', or 1, PyTorch's), units of src rows read each src value once and P diffDst
- * values a position, plus the neighbouring row's where a unit is not the whole image: a stride-2
- * 3 × 3 unit of 4 rows reads 16 src and 4 diffDst values a position for 33 products. P is the
- * image's height up to MAX_SRC_ROW_UNIT_ROWS (no neighbouring row), else MID_IMAGE_UNIT_ROWS or
- * the largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS (a unit never runs past its
- * image; fewer rows would read the neighbouring row for too few of their own).
+ * src reads for 64 values; at stride 1 over 4 × 4 with pads of 1, 36 for 16. Where src tiles
+ * exactly into strides of diffDst along both axes (src = stride × diffDst, no dilation) and a src
+ * value's taps belong to its own position and at most one neighbour on either side
+ * (neighboursOf: a 3 × 3 kernel at stride 2 with a begin pad of 0, TF's 'same', or 1, PyTorch's;
+ * at stride 1 with pads of 1), units of src rows read each src value once and each diffDst
+ * value once, plus the neighbouring rows' where a unit is not the whole image: a stride-2 3 × 3
+ * unit of 4 rows reads 16 src and 4 diffDst values a position for 33 products. P is the image's
+ * height up to MAX_SRC_ROW_UNIT_ROWS (no neighbouring rows), else MID_IMAGE_UNIT_ROWS or the
+ * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS (a unit never runs past its image;
+ * fewer rows would read the neighbouring rows for too few of their own). At stride 1 along the
+ * rows, the neighbouring rows would read as many values as the window does, so only images up to
+ * MAX_SRC_ROW_UNIT_ROWS high, one unit each, take units of src rows.
  */
 function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis): number {
-  const tiles = (axis: SpatialAxis) => axis.stride >= 2 && axis.dilation === 1 && axis.srcSize === axis.stride * axis.diffDstSize &&
-      neighbourOf(axis) !== null;
-  if (tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, 1) === 0 || !tiles(height) || !tiles(width)) {
+  const tiles = (axis: SpatialAxis) => axis.dilation === 1 && axis.srcSize === axis.stride * axis.diffDstSize && neighboursOf(axis) !== null;
+  if (tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, 1) === 0 || !tiles(height) || !tiles(width) ||
+      (height.stride === 1 && height.diffDstSize > MAX_SRC_ROW_UNIT_ROWS)) {
     return 0;
   }
   const unitRows = [MID_IMAGE_UNIT_ROWS, ...Array.from({length: MAX_SRC_ROW_UNIT_ROWS - MID_IMAGE_UNIT_ROWS}, (_, i) => MAX_SRC_ROW_UNIT_ROWS - i)];

@@ -169,55 +169,69 @@ describe('webgpu:', () => {
         outputDelta: {shape: [1, 4, 4, 4], dtype: 'float32'}}, {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]})).unmaskedFirst).toBe(false);
   });
 
-  it('runs layers whose src tiles into strides of diffDst in units of src rows: stride 2 with TF\'s and PyTorch\'s pads, units starting mid-image, stride 3, strides 2 × 3, kernels within the stride, 3-D, transposed, NCX; and where it does not', async () => {
+  it('runs layers whose src tiles into strides of diffDst in units of src rows: stride 2 with TF\'s and PyTorch\'s pads, units starting mid-image, stride 3, strides 2 × 3, kernels within the stride, neighbours on both sides, stride 1 in small images, 3-D, transposed, NCX; and where it does not', async () => {
     const unitsOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
-        [plan.mode, plan.tapLanes, plan.srcRowUnits, plan.outputRows, plan.unitRowNeighbour, plan.positionNeighbour];
+        [plan.mode, plan.tapLanes, plan.srcRowUnits, plan.outputRows, plan.unitNeighbourRows, plan.neighbourPositions];
     // MobileNet's stride-2 depthwise layer in tfjs: 'same_upper' pads only the end, src is twice
     // diffDst; the unit takes the image's 4 rows, a position's last tap the next position's first column.
     const tfSame = await checkAgainstCpu([2, 8, 8, 4], [2, 4, 4, 4], {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
-    expect(unitsOf(tfSame)).toEqual(['taps', 1, true, 4, 0, -1]);
+    expect(unitsOf(tfSame)).toEqual(['taps', 1, true, 4, 'none', 'before']);
     // PyTorch's padding 1 (begin pad 1, the end pad unused): a position's first tap is the
     // position before's last column, and a unit's last src row the next row's first kernel row.
     const torchPad = await checkAgainstCpu([2, 10, 10, 2], [2, 5, 5, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 2, filterShape: [3, 3]});
-    expect(unitsOf(torchPad)).toEqual(['taps', 1, true, 5, 0, 1]);
+    expect(unitsOf(torchPad)).toEqual(['taps', 1, true, 5, 'none', 'after']);
     const torchMidImage = await checkAgainstCpu([2, 24, 10, 3], [2, 12, 5, 3], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 3,
                                                                                 filterShape: [3, 3]});
-    expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 4, 1, 1]);
+    expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 4, 'after', 'after']);
     // Height 12 in units of 4 (the second and third take the row before them), channel multiplier 2, NCX;
     // height 10 in units of 5.
     const midImage = await checkAgainstCpu([2, 3, 24, 10], [2, 6, 12, 5], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 2], groups: 3,
                                                                            filterShape: [3, 3], dataFormat: 'NCX'});
-    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 4, -1, -1]);
+    expect(unitsOf(midImage)).toEqual(['taps', 1, true, 4, 'before', 'before']);
     const unitsOf5 = await checkAgainstCpu([1, 20, 6, 2], [1, 10, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
-    expect(unitsOf(unitsOf5)).toEqual(['taps', 1, true, 5, -1, -1]);
+    expect(unitsOf(unitsOf5)).toEqual(['taps', 1, true, 5, 'before', 'before']);
     // Stride 3 with a 4 × 4 kernel, 2 src channels a group; strides 2 × 3 over 16 rows in units of 4.
     const stride3 = await checkAgainstCpu([2, 9, 12, 4], [2, 3, 4, 2], {strides: [3, 3], padsBegin: [0, 0], padsEnd: [2, 3], groups: 2,
                                                                         filterShape: [4, 4]});
-    expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, 0, -1]);
+    expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, 'none', 'before']);
     const mixed = await checkAgainstCpu([1, 32, 9, 3], [1, 16, 3, 3], {strides: [2, 3], padsBegin: [0, 0], padsEnd: [2, 1], groups: 3,
                                                                        filterShape: [4, 4]});
-    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 4, -1, -1]);
+    expect(unitsOf(mixed)).toEqual(['taps', 1, true, 4, 'before', 'before']);
     // A kernel within the stride (2 × 2 at stride 2, 2 × 1 at stride 3): no neighbours; a src column past the kernel is never read.
     const withinStride = await checkAgainstCpu([2, 16, 12, 2], [2, 8, 4, 2], {strides: [2, 3], groups: 2, filterShape: [2, 2]});
-    expect(unitsOf(withinStride)).toEqual(['taps', 1, true, 8, 0, 0]);
+    expect(unitsOf(withinStride)).toEqual(['taps', 1, true, 8, 'none', 'none']);
     const threeD = await checkAgainstCpu([2, 3, 8, 6, 2], [2, 3, 4, 3, 2], {strides: [1, 2, 2], padsBegin: [1, 0, 0], padsEnd: [1, 1, 1],
                                                                             groups: 2, filterShape: [3, 3, 3]});
-    expect(unitsOf(threeD)).toEqual(['taps', 1, true, 4, 0, -1]);
+    expect(unitsOf(threeD)).toEqual(['taps', 1, true, 4, 'none', 'before']);
     // The transposed op: its outputDelta is src, its input diffDst.
     const transposed = await checkAgainstCpu([2, 4, 3, 3], [2, 8, 6, 3], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 3,
                                                                           filterShape: [3, 3]}, true);
-    expect(unitsOf(transposed)).toEqual(['taps', 1, true, 4, 0, -1]);
-    // Not taken: taps reaching both neighbours (4 × 4 at stride 2 with a begin pad of 1), a prime
-    // height above 8, a dilation, 4 diffDst channels a group (taps over 4 channels).
-    const bothNeighbours = await checkAgainstCpu([1, 8, 8, 2], [1, 4, 4, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [2, 2], groups: 2, filterShape: [4, 4]});
+    expect(unitsOf(transposed)).toEqual(['taps', 1, true, 4, 'none', 'before']);
+    // A 4 × 4 kernel at stride 2 with a begin pad of 1: taps of the neighbours on both sides, rows and positions.
+    const bothSides = await checkAgainstCpu([2, 24, 8, 2], [2, 12, 4, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [2, 1], groups: 2,
+                                                                           filterShape: [4, 4]});
+    expect(unitsOf(bothSides)).toEqual(['taps', 1, true, 4, 'both', 'both']);
+    // Stride 1 ('same', pads of 1) in images up to 8 high, one unit an image: MobileNet's
+    // conv6/dw (4 × 4) and conv5_x/dw (8 × 8) shapes, and a row one position wide (no neighbours).
+    const stride1Small = await checkAgainstCpu([2, 4, 4, 4], [2, 4, 4, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    expect(unitsOf(stride1Small)).toEqual(['taps', 1, true, 4, 'none', 'both']);
+    const stride1Eight = await checkAgainstCpu([2, 8, 8, 4], [2, 8, 8, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    expect(unitsOf(stride1Eight)).toEqual(['taps', 1, true, 8, 'none', 'both']);
+    const oneWide = await checkAgainstCpu([3, 5, 1, 2], [3, 5, 1, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    expect(unitsOf(oneWide)).toEqual(['taps', 1, true, 5, 'none', 'none']);
+    // Not taken: taps reaching two positions further (4 × 4 at stride 1 with no begin pad), stride 1
+    // in an image taller than 8, a prime height above 8, a dilation, 4 diffDst channels a group
+    // (taps over 4 channels).
+    const twoFurther = await checkAgainstCpu([1, 6, 6, 2], [1, 6, 6, 2], {strides: [1, 1], padsBegin: [0, 0], padsEnd: [3, 3], groups: 2, filterShape: [4, 4]});
+    const tallStride1 = await checkAgainstCpu([1, 12, 6, 2], [1, 12, 6, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     const primeHeight = await checkAgainstCpu([1, 22, 6, 2], [1, 11, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     const dilated = await checkAgainstCpu([1, 8, 8, 2], [1, 3, 3, 2], {strides: [2, 2], dilations: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1],
                                                                        groups: 2, filterShape: [3, 3]});
     const fourChannels = await checkAgainstCpu([1, 8, 8, 2], [1, 4, 4, 8], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
-    expect([bothNeighbours, primeHeight, dilated, fourChannels].map(plan => plan.srcRowUnits)).toEqual([false, false, false, false]);
+    expect([twoFurther, tallStride1, primeHeight, dilated, fourChannels].map(plan => plan.srcRowUnits)).toEqual([false, false, false, false, false]);
   });
 
-  it('keeps NaN and ±Inf exact in units of src rows: in src\'s first and last rows and columns (met by no neighbouring position or row), at units\' edges, in diffDst\'s first and last columns', async () => {
+  it('keeps NaN and ±Inf exact in units of src rows: in src\'s first and last rows and columns (met by no neighbouring position or row), at units\' edges, in diffDst\'s first and last columns, at stride 2 and 1', async () => {
     // src 24 × 10 into diffDst 12 × 5, one channel a group of 2, units of 4 rows; begin pads 0 (the
     // row and position before are neighbours) and 1 (the row and position after).
     const shapes = [[1, 24, 10, 2], [1, 12, 5, 2]];
@@ -225,18 +239,26 @@ describe('webgpu:', () => {
     const diffDstAt = (y: number, x: number, c: number) => (y * 5 + x) * 2 + c;
     const before = {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 2, filterShape: [3, 3]};
     const after = {...before, padsBegin: [1, 1], padsEnd: [0, 0]};
-    const cases: Array<{name: string; attrs: Record<string, unknown>; neighbours: number[]; specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}}> = [
-      {name: 'Inf in src at the first row and column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 0, 0), Infinity]]}},
-      {name: 'NaN in src at a mid-image unit\'s first row, first column', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(8, 0, 1), NaN]]}},
-      {name: '-Inf in src\'s first row, mid-row', attrs: before, neighbours: [-1, -1], specials: {input: [[srcAt(0, 3, 1), -Infinity]]}},
-      {name: '-Inf in diffDst\'s last column of a unit\'s last row', attrs: before, neighbours: [-1, -1], specials: {outputDelta: [[diffDstAt(7, 4, 0), -Infinity]]}},
-      {name: 'Inf in src at the last row and column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(23, 9, 0), Infinity]]}},
-      {name: 'NaN in src at a unit\'s last row, last column', attrs: after, neighbours: [1, 1], specials: {input: [[srcAt(15, 9, 1), NaN]]}},
-      {name: '-Inf in diffDst\'s first column of a unit\'s first row', attrs: after, neighbours: [1, 1], specials: {outputDelta: [[diffDstAt(4, 0, 1), -Infinity]]}},
+    const stride1 = {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]};
+    const cases: Array<{name: string; shapes?: number[][]; attrs: Record<string, unknown>; neighbours: string[]; specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}}> = [
+      {name: 'Inf in src at the first row and column', attrs: before, neighbours: ['before', 'before'], specials: {input: [[srcAt(0, 0, 0), Infinity]]}},
+      {name: 'NaN in src at a mid-image unit\'s first row, first column', attrs: before, neighbours: ['before', 'before'], specials: {input: [[srcAt(8, 0, 1), NaN]]}},
+      {name: '-Inf in src\'s first row, mid-row', attrs: before, neighbours: ['before', 'before'], specials: {input: [[srcAt(0, 3, 1), -Infinity]]}},
+      {name: '-Inf in diffDst\'s last column of a unit\'s last row', attrs: before, neighbours: ['before', 'before'], specials: {outputDelta: [[diffDstAt(7, 4, 0), -Infinity]]}},
+      {name: 'Inf in src at the last row and column', attrs: after, neighbours: ['after', 'after'], specials: {input: [[srcAt(23, 9, 0), Infinity]]}},
+      {name: 'NaN in src at a unit\'s last row, last column', attrs: after, neighbours: ['after', 'after'], specials: {input: [[srcAt(15, 9, 1), NaN]]}},
+      {name: '-Inf in diffDst\'s first column of a unit\'s first row', attrs: after, neighbours: ['after', 'after'], specials: {outputDelta: [[diffDstAt(4, 0, 1), -Infinity]]}},
+      // Stride 1 over 8 × 8 with pads of 1, one unit an image: neighbours on both sides along the row.
+      ...([[0, 0, Infinity], [7, 7, NaN], [0, 7, -Infinity], [7, 0, NaN]] as Array<[number, number, number]>).flatMap(([y, x, value]) => [
+        {name: `${value} in src at (${y}, ${x}), stride 1`, shapes: [[1, 8, 8, 2], [1, 8, 8, 2]], attrs: stride1, neighbours: ['none', 'both'],
+         specials: {input: [[(y * 8 + x) * 2 + 1, value]] as Array<[number, number]>}},
+        {name: `${value} in diffDst at (${y}, ${x}), stride 1`, shapes: [[1, 8, 8, 2], [1, 8, 8, 2]], attrs: stride1, neighbours: ['none', 'both'],
+         specials: {outputDelta: [[(y * 8 + x) * 2, value]] as Array<[number, number]>}},
+      ]),
     ];
     for (const c of cases) {
-      const run = await runWithSpecials(shapes[0], shapes[1], c.attrs, c.specials, 1);
-      expect<unknown[]>([run.plan.srcRowUnits, run.plan.unitRowNeighbour, run.plan.positionNeighbour]).withContext(c.name).toEqual([true, ...c.neighbours]);
+      const run = await runWithSpecials((c.shapes ?? shapes)[0], (c.shapes ?? shapes)[1], c.attrs, c.specials, 1);
+      expect<unknown[]>([run.plan.srcRowUnits, run.plan.unitNeighbourRows, run.plan.neighbourPositions]).withContext(c.name).toEqual([true, ...c.neighbours]);
       expect(compareWithReference(run.actual, run.expected, 1e-3, 1e-4)).withContext(c.name).toBeUndefined();
     }
   });
@@ -301,7 +323,7 @@ describe('webgpu:', () => {
   });
 
   it('runs taps in windows: 3 × 3 sliding 1 tap over units of 4 rows, 7 × 3 in row blocks of 4 + 3 sliding 2 taps (stride 2), 1-D', async () => {
-    const slide1 = await checkAgainstCpu([2, 8, 20, 6], [2, 8, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
+    const slide1 = await checkAgainstCpu([2, 10, 20, 6], [2, 10, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
     expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift, slide1.outputRows]).toEqual(['taps', 3, 3, 1, 4]);
     // Units of 4 output rows over a height of 7 (the last unit has 3 rows), dilated along the row, split.
     const partialUnit = await checkAgainstCpu([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],

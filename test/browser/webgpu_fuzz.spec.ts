@@ -93,7 +93,7 @@ if (cliOptions !== undefined) {
           if (problem.inputShape[0] > 0) {
             const plan = planWebgpuReduction(problemGeometry(problem));
             unitsOfSrcRows += plan.srcRowUnits ? 1 : 0;
-            neighbourRows += plan.unitRowNeighbour !== 0 ? 1 : 0;
+            neighbourRows += plan.unitNeighbourRows !== 'none' ? 1 : 0;
           }
           return true;
         },

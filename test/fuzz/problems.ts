@@ -218,9 +218,9 @@ function draw(random: Random, options: GenerateOptions): FuzzSpec {
 
 /**
  * A drawn spec reshaped so that along its two innermost axes (a rank-1 problem gains an outer
- * axis) src tiles exactly into strides of diffDst — stride s of 2 or 3, no dilation, a begin pad
- * b of 0 (half the axes) or 1 … s − 1, a kernel k in (b, 2s], src = s × diffDst (diffDst 1–7
- * along an axis, 9–16 for a quarter of the 2-D heights; the end pad and the transposed op's
+ * axis) src tiles exactly into strides of diffDst — stride s of 1, 2 or 3, no dilation, a begin
+ * pad b of 0 (half the axes) or 1 … max(1, s − 1), a kernel k in (b, 2s + 1], src = s × diffDst
+ * (diffDst 1–8 along an axis, 9–16 for a quarter of the 2-D heights; the end pad and the transposed op's
  * outputPadding to match) — with 1 to 3 channels a group on either side, so
  * diffDst's take one invocation each on webgpu. Everything else (op, outer axis, batch, groups,
  * layouts, entry point, specials, data) stays as drawn; pads are explicit, autoPad left out.
@@ -245,11 +245,11 @@ function toStridedTiles(spec: FuzzSpec, random: Random): FuzzSpec {
       outputPadding.push(0);
       continue;
     }
-    const stride = random.int(2, 3);
+    const stride = random.weighted([[25, 1], [45, 2], [30, 3]] as const);
     // Heights above 8 (a quarter of 2-D problems) give units that start mid-image.
-    const size = rank === 2 && axis === 0 && random.chance(0.25) ? random.int(9, 16) : random.int(1, rank === 3 ? 4 : 7);
-    const padBegin = random.chance(0.5) ? 0 : random.int(1, stride - 1);
-    const k = random.int(padBegin + 1, 2 * stride);
+    const size = rank === 2 && axis === 0 && random.chance(0.25) ? random.int(9, 16) : random.int(1, rank === 3 ? 4 : 8);
+    const padBegin = random.chance(0.5) ? 0 : random.int(1, Math.max(1, stride - 1));
+    const k = random.int(padBegin + 1, 2 * stride + 1);
     const extra = spec.transposed ? random.int(Math.max(0, stride + padBegin - k), stride - 1) : 0;
     inputSpatial.push(spec.transposed ? size : stride * size);
     kernel.push(k);
