@@ -86,7 +86,11 @@ export interface WebgpuReductionPlan {
    * row).
    */
   readonly unitNeighbourRows: Neighbours;
-  /** 'taps' with srcRowUnits: likewise the positions besides its own whose taps reach into a position's src columns. */
+  /**
+   * 'taps' with srcRowUnits: likewise the positions besides its own whose taps reach into a
+   * position's src columns; none where rows are one position wide, so that with neighbours a
+   * row's first position is never also its last.
+   */
   readonly neighbourPositions: Neighbours;
   /** 'blocks': diffDst channels per block (BM). */
   readonly blockRows: number;
