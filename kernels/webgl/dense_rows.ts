@@ -6,9 +6,7 @@ import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout,
-        rowMeetings, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH,
-        writtenRowsText, WrittenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -123,7 +121,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
                                  textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const ints: Uniform[] = [
-    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     ['srcPairs', 'int', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),

@@ -6,9 +6,7 @@ import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout,
-        rowMeetings, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH, writtenRowsText,
-        WrittenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -101,7 +99,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
                                      textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const ints: Uniform[] = [
-    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     splitGridUniform(rows.targetSplits),
   ];

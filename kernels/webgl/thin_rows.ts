@@ -6,9 +6,7 @@ import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings,
-        rowsInOrder, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WRITTEN_ROWS_MAX_WIDTH, writtenRowsText,
-        WrittenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -93,7 +91,7 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const ints: Uniform[] = [
-    ['rowSplit', 'ivec4', [rows.plan.rowsPerSplit, rows.plan.rows, h.diffDstSize, h.srcSize]],
+    rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec4', [h.stride, h.dilation, h.padBegin, h.kernelSize]],
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
     splitGridUniform(rows.targetSplits),

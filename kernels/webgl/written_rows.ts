@@ -203,9 +203,17 @@ export function readDiffDstTexel(cursor: string, j: number, name: string, indent
 }
 
 /**
+ * The uniform writtenRowsLoop and srcRowInImage read: (rows a split, rows, diffDst height, src
+ * height) along the rows' axis `height`.
+ */
+export function rowSplitUniform(plan: {readonly rowsPerSplit: number; readonly rows: number}, height: SpatialAxis): Uniform {
+  return ['rowSplit', 'ivec4', [plan.rowsPerSplit, plan.rows, height.diffDstSize, height.srcSize]];
+}
+
+/**
  * GLSL running `body` for each diffDst row `row` of the fragment's split (`int split`; uniform
- * ivec4 rowSplit: rows a split, rows, diffDst height), with `int n` and `int y` the row's image
- * and its row in the image: the loop every pass that writes rows out runs.
+ * ivec4 rowSplit, rowSplitUniform: rows a split, rows, diffDst height), with `int n` and `int y`
+ * the row's image and its row in the image: the loop every pass that writes rows out runs.
  */
 export function writtenRowsLoop(body: string): string {
   return `        int rowBegin = split * rowSplit.x;
