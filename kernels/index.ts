@@ -25,9 +25,12 @@ import {convTransposeBackpropFiltersWasmConfigs} from './wasm/ConvTransposeBackp
 import {convolutionBackpropFiltersWebglConfigs} from './webgl/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebglConfigs} from './webgl/ConvTransposeBackpropFilters';
 import {registerMultiTargetFlag} from './webgl/filter_gradient_kernel';
+import {registerVerboseFlag} from '../src/verbose';
 import {convolutionBackpropFiltersWebgpuConfigs} from './webgpu/ConvolutionBackpropFilters';
 import {convTransposeBackpropFiltersWebgpuConfigs} from './webgpu/ConvTransposeBackpropFilters';
 
+// Every kernel call prints what ran when the tfjs flag CONV_BACKPROP_FILTERS_VERBOSE is on.
+registerVerboseFlag();
 // The cpu and wasm kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs
 // flag switches them to the TypeScript loops.
 registerWasmSimdFlag();
@@ -62,6 +65,7 @@ registerFilterGradientGradients();
 registerMissingTfjsGradients();
 
 export * from '../src/index';
+export {CONV_BACKPROP_FILTERS_VERBOSE} from '../src/verbose';
 export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './host/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from '../src/composite/chunk_budget';
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

@@ -1,5 +1,7 @@
 import type {KernelConfig, KernelFunc, NamedAttrMap} from '@tensorflow/tfjs-core';
 
+import {withVerboseLine} from './verbose';
+
 /**
  * Kernel name of the oneDNN Graph specification's ConvolutionBackpropFilters, as registered with
  * tfjs: `tf.engine().runKernel(ConvolutionBackpropFilters, {input, outputDelta, filterShape?}, attrs)`.
@@ -58,14 +60,17 @@ export function withKernelNameDefaults<T extends object>(kernelName: string, att
 
 /**
  * A kernel registered under each name of `op` (see KERNEL_ALIASES) for `backendName`; under a
- * name with defaults of its own (KERNEL_NAME_DEFAULTS) the kernel sees them filled in.
+ * name with defaults of its own (KERNEL_NAME_DEFAULTS) the kernel sees them filled in. Every
+ * call prints its verbose line when CONV_BACKPROP_FILTERS_VERBOSE is on (src/verbose.ts).
  */
 export function kernelConfigsFor(op: OpName, backendName: string, kernelFunc: KernelFunc): KernelConfig[] {
   return KERNEL_ALIASES[op].map(kernelName => ({
     kernelName,
     backendName,
-    kernelFunc: KERNEL_NAME_DEFAULTS[kernelName] === undefined ?
-        kernelFunc :
-        args => kernelFunc({...args, attrs: withKernelNameDefaults<NamedAttrMap>(kernelName, args.attrs)}),
+    kernelFunc: withVerboseLine(
+        kernelName, backendName,
+        KERNEL_NAME_DEFAULTS[kernelName] === undefined ?
+            kernelFunc :
+            args => kernelFunc({...args, attrs: withKernelNameDefaults<NamedAttrMap>(kernelName, args.attrs)})),
   }));
 }

@@ -2,6 +2,7 @@ import type {KernelBackend, KernelConfig, KernelFunc, TensorInfo} from '@tensorf
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import {reportPath} from '../../src/verbose';
 import {computeFilterGradient} from '../host/filter_gradient';
 import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
 
@@ -23,8 +24,13 @@ function filterGradientKernel(op: OpName, path: CpuPath): KernelFunc {
     const src = cpu.readSync(inputs[geometry.src.name]!.dataId) as Float32Array;
     const diffDst = cpu.readSync(inputs[geometry.diffDst.name]!.dataId) as Float32Array;
     const useSimd = path === 'fastest' && geometry.batch > 0 && wasmSimdEnabled();
-    const values = (useSimd ? computeFilterGradientSimd(geometry, src, diffDst) : null) ??
-        computeFilterGradient(geometry, src, diffDst);
+    let values = useSimd ? computeFilterGradientSimd(geometry, src, diffDst) : null;
+    if (values !== null) {
+      reportPath(geometry, 'simd');
+    } else {
+      reportPath(geometry, 'loops');
+      values = computeFilterGradient(geometry, src, diffDst);
+    }
     const shape = [...geometry.filterShape];
     return {dataId: cpu.write(values, shape, 'float32'), shape, dtype: 'float32'};
   };

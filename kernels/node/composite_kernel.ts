@@ -5,6 +5,7 @@ import {chunkBudgetBytes} from '../../src/composite/chunk_budget';
 import {compositeFilterGradient} from '../../src/composite/filter_gradient_composite';
 import {copyOfForeignInput, geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import {reportPath} from '../../src/verbose';
 
 /**
  * The composite kernel of either op: geometry once (it throws every input error, the same as
@@ -16,6 +17,7 @@ function compositeKernel(op: OpName, backendName: string): KernelFunc {
     const backend = anyBackend as KernelBackend;
     const geometry = geometryOfKernelCall(op, inputs, backend, attrs);
     const budget = chunkBudgetBytes(op);
+    reportPath(geometry, 'composite');
     // Inputs another backend holds are copied here, never moved (see src/kernel_inputs.ts).
     const srcCopy = copyOfForeignInput(inputs[geometry.src.name]!, backend);
     const diffDstCopy = copyOfForeignInput(inputs[geometry.diffDst.name]!, backend);

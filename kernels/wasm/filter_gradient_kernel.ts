@@ -3,6 +3,7 @@ import type {BackendWasm} from '@tensorflow/tfjs-backend-wasm';
 
 import {geometryOfKernelCall, readWhereItLives} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import {reportPath} from '../../src/verbose';
 import {computeFilterGradient} from '../host/filter_gradient';
 import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
 
@@ -36,7 +37,10 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const srcValues = valuesOf(src, backend);
     const diffDstValues = valuesOf(diffDst, backend);
     const useSimd = geometry.batch > 0 && wasmSimdEnabled();
-    if (!(useSimd && computeFilterGradientSimd(geometry, srcValues, diffDstValues, result) !== null)) {
+    if (useSimd && computeFilterGradientSimd(geometry, srcValues, diffDstValues, result) !== null) {
+      reportPath(geometry, 'simd');
+    } else {
+      reportPath(geometry, 'loops');
       computeFilterGradient(geometry, srcValues, diffDstValues, result);
     }
     return output;

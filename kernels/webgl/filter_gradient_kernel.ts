@@ -5,6 +5,7 @@ import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 import type {FilterGradientGeometry} from '../../src/geometry';
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import {reportPath} from '../../src/verbose';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
 import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram, channelsInnermost, TargetLocation} from './arrange_targets';
 import {makeTargets, maxRenderTargets, MultiTargetProgram, runMultiTarget} from './multi_target';
@@ -39,6 +40,8 @@ type Textures = {src: PackedTexture; diffDst: PackedTexture};
 
 /** A multi-target pass 1 planned for a problem, and where it leaves each filter element. */
 interface MultiTargetPass {
+  /** The pass, as the verbose line names it. */
+  readonly name: string;
   readonly targetSplits: TargetSplits;
   readonly location: TargetLocation;
   /** Whether a target texel holds two src × two diffDst channels of one kernel offset (ArrangeChannelTexelsProgram). */
@@ -57,33 +60,33 @@ interface MultiTargetPass {
 function planMultiTargetPass(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                              blockRows: {src: number; diffDst: number}): MultiTargetPass | null {
   const paddedBlocks = blockRows.src > 0 || blockRows.diffDst > 0;
-  const pass = (plan: {targetSplits: TargetSplits}, location: TargetLocation, channelTexels: boolean,
+  const pass = (name: string, plan: {targetSplits: TargetSplits}, location: TargetLocation, channelTexels: boolean,
                 program: (textures: Textures) => MultiTargetProgram): MultiTargetPass =>
-      ({targetSplits: plan.targetSplits, location, channelTexels, program});
+      ({name, targetSplits: plan.targetSplits, location, channelTexels, program});
   const dense = planDenseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (dense !== null) {
-    return pass(dense, denseRowsTargetLocation(dense), true, textures => denseRowsProgram(geometry, dense, textures));
+    return pass('dense rows', dense, denseRowsTargetLocation(dense), true, textures => denseRowsProgram(geometry, dense, textures));
   }
   const tiles = planWideTiles(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (tiles !== null) {
-    return pass(tiles, wideTilesTargetLocation(geometry, tiles), true, textures => wideTilesProgram(geometry, tiles, textures));
+    return pass('wide tiles', tiles, wideTilesTargetLocation(geometry, tiles), true, textures => wideTilesProgram(geometry, tiles, textures));
   }
   const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, blockRows);
   if (rows !== null) {
-    return pass(rows, depthwiseRowsTargetLocation(rows), false, textures => depthwiseRowsProgram(geometry, rows, textures));
+    return pass('depthwise rows', rows, depthwiseRowsTargetLocation(rows), false, textures => depthwiseRowsProgram(geometry, rows, textures));
   }
   const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);
   if (taps !== null) {
-    return pass(taps, wideTapsTargetLocation(taps), false, textures => wideTapsProgram(geometry, taps, textures));
+    return pass('wide taps', taps, wideTapsTargetLocation(taps), false, textures => wideTapsProgram(geometry, taps, textures));
   }
   const thinRows = planThinRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst);
   if (thinRows !== null) {
-    return {...pass(thinRows, thinRowsTargetLocation(thinRows), false, textures => thinRowsProgram(geometry, thinRows, textures)),
+    return {...pass('thin rows', thinRows, thinRowsTargetLocation(thinRows), false, textures => thinRowsProgram(geometry, thinRows, textures)),
             srcColumns: THIN_ROWS_SRC_COLUMNS};
   }
   const thin = planThinTaps(geometry, maxTargets, maxTextureSize);
   if (thin !== null) {
-    return pass(thin, thinTapsTargetLocation(thin), false, textures => thinTapsProgram(geometry, thin, textures));
+    return pass('thin taps', thin, thinTapsTargetLocation(thin), false, textures => thinTapsProgram(geometry, thin, textures));
   }
   return null;
 }
@@ -126,6 +129,7 @@ function runMultiTargetPasses(webgl: MathBackendWebGL, geometry: FilterGradientG
         ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded', blockRows: rows});
     const program = pass.program({src: texture(src.view, srcLayout, pass.srcColumns !== undefined ? 0 : blockRows.src),
                                   diffDst: texture(diffDst.view, diffDstLayout, blockRows.diffDst)});
+    reportPath(geometry, `${pass.name} splits=${splits}`);
     runMultiTarget(webgl, program, [src.view, diffDst.view], targets);
     if (splits > 1) runMultiTarget(webgl, sumTargetSplitsProgram(targetCount, pass.targetSplits), targets, summed);
     const arrange = pass.channelTexels && channelsInnermost(geometry) ?
@@ -271,6 +275,7 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const geometry = geometryOfKernelCall(op, inputs, webgl, attrs);
     const filterShape = [...geometry.filterShape];
     if (geometry.batch === 0) {
+      reportPath(geometry, 'zeros');
       return webgl.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
     }
     const webgl2 = env().getNumber('WEBGL_VERSION') === 2;
@@ -279,6 +284,7 @@ function filterGradientKernel(op: OpName): KernelFunc {
       if (result !== null) return {dataId: result.dataId, shape: filterShape, dtype: 'float32'};
     }
     const plan = planReduction(geometry);
+    reportPath(geometry, `single target ${plan.mode} splits=${plan.splits}`);
     const packed = plan.mode === 'packedTiles';
     const src = matrixView(webgl, inputs[geometry.src.name]!, packed);
     const diffDst = matrixView(webgl, inputs[geometry.diffDst.name]!, packed);

@@ -3,6 +3,7 @@ import type {WebGPUBackend} from '@tensorflow/tfjs-backend-webgpu';
 
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
+import {reportPath} from '../../src/verbose';
 import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
 import {planWebgpuReduction} from './reduction_plan';
 
@@ -22,9 +23,11 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const geometry = geometryOfKernelCall(op, inputs, webgpu, attrs);
     const filterShape = [...geometry.filterShape];
     if (geometry.batch === 0) {
+      reportPath(geometry, 'zeros');
       return webgpu.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
     }
     const plan = planWebgpuReduction(geometry);
+    reportPath(geometry, `${plan.mode}${plan.srcRowUnits ? ' src-row-units' : ''} splits=${plan.splits}`);
     const program = plan.mode === 'blocks' ? new FilterGradientBlocksProgram(geometry, plan) :
                                              new FilterGradientTapsProgram(geometry, plan);
     const operands = [flat(inputs[geometry.src.name]!), flat(inputs[geometry.diffDst.name]!)];

@@ -1,0 +1,85 @@
+import * as tf from '@tensorflow/tfjs-core';
+
+import {CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {VERBOSE_PREFIX} from '../src/verbose';
+
+/**
+ * CONV_BACKPROP_FILTERS_VERBOSE: one line per kernel call naming the op, the backend, the path
+ * the kernel took, the problem and the time (src/verbose.ts); nothing when the flag is off.
+ */
+describe('the verbose line', () => {
+  let lines: string[];
+  beforeEach(() => {
+    lines = [];
+    spyOn(console, 'log').and.callFake((...args: unknown[]) => {
+      lines.push(args.map(String).join(' '));
+    });
+  });
+  afterEach(async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+    tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, true);
+    expect(await tf.setBackend('cpu')).toBe(true);
+  });
+
+  const input = () => tf.ones([2, 5, 9, 3]);
+  const outputDelta = () => tf.ones([2, 3, 3, 4]);
+  const attrs = {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 0], dilations: [1, 2], filterShape: [3, 3]};
+
+  function verboseLines() {
+    return lines.filter(line => line.startsWith(VERBOSE_PREFIX));
+  }
+
+  it('is silent when the flag is off (its default)', () => {
+    expect(tf.env().getBool(CONV_BACKPROP_FILTERS_VERBOSE)).toBe(false);
+    tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), attrs));
+    expect(verboseLines()).toEqual([]);
+  });
+
+  const cases = [
+    {backend: 'cpu', simd: true, path: 'simd'},
+    {backend: 'cpu', simd: false, path: 'loops'},
+    {backend: 'cpu-loops', simd: true, path: 'loops'},
+    {backend: 'wasm', simd: true, path: 'simd'},
+    {backend: 'wasm', simd: false, path: 'loops'},
+    {backend: 'cpu-composite', simd: true, path: 'composite'},
+  ];
+  for (const {backend, simd, path} of cases) {
+    it(`names the path on ${backend}${simd ? '' : ' with SIMD off'}: ${path}`, async () => {
+      expect(await tf.setBackend(backend)).toBe(true);
+      expect(tf.getBackend()).toBe(backend);
+      tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, simd);
+      tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+      tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), attrs));
+      const printed = verboseLines();
+      expect(printed.length).toBe(1);
+      const fields = printed[0].split(',');
+      expect(fields.slice(0, 5)).toEqual([VERBOSE_PREFIX, 'exec', backend, 'ConvolutionBackpropFilters', path]);
+      expect(fields[5]).toBe(
+          'input:2x5x9x3 outputDelta:2x3x3x4 filter:3x3x3x4 NXC/XIO g1 s2x2 d1x2 pb1x1 pe1x0');
+      expect(Number(fields[6])).toBeGreaterThanOrEqual(0);
+      expect(fields.length).toBe(7);
+    });
+  }
+
+  it('prints one line per call, under the name the kernel was called by, for the transposed op too', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    tf.tidy(() => {
+      convTransposeBackpropFilters(tf.ones([1, 3, 3, 2]), tf.ones([1, 5, 5, 4]), {strides: [1, 1], filterShape: [3, 3]});
+      tf.engine().runKernel(
+          'ConvTransposeBackwardWeights', {input: tf.ones([1, 3, 3, 2]), outputDelta: tf.ones([1, 5, 5, 4])},
+          {strides: [1, 1], filterShape: [3, 3]});
+    });
+    const printed = verboseLines().map(line => line.split(','));
+    expect(printed.map(fields => fields[3])).toEqual(['ConvTransposeBackpropFilters', 'ConvTransposeBackwardWeights']);
+    // The problem names the op's own input and outputDelta (not the canonical src and diffDst).
+    expect(printed[0][5]).toBe('input:1x3x3x2 outputDelta:1x5x5x4 filter:3x3x2x4 NXC/XIO g1 s1x1 d1x1 pb0x0 pe0x0');
+    expect(printed[1][5]).toContain('filter:3x3x4x2 NXC/XOI');
+  });
+
+  it('prints nothing for a call that throws', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    expect(() => tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), {...attrs, strides: [1, 1]})))
+        .toThrowError(/outputDelta spatial shape/);
+    expect(verboseLines()).toEqual([]);
+  });
+});
