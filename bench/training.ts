@@ -9,13 +9,13 @@
  * cpu and wasm run here in Node; webgl (and webgpu, when @tensorflow/tfjs-backend-webgpu is
  * installed) run in headless Chromium through karma, bench/training_page.ts receiving the plan
  * through karma's client args and sending its results back as one console line, as
- * bench:webgl does. Writes bench/results/training.md, training.json and training.svg and
- * prints the tables.
+ * bench:webgl does. Prints the tables and writes the latest result into bench/results:
+ * training.{md,json,svg} for a run of the default backends, training-<backend>….{md,json,svg}
+ * when --backends names some (training-webgl.md: the latest webgl run); older runs stay in git
+ * history.
  *
- *   --models a,b     only these models (ids: mnist, mnist3x3, cifar, speech, mobilenet)
- *   --backends a,b   only these backends (cpu, wasm, webgl, webgpu)
- *   --pairs N        at most N timed pairs per model (the plans below give each backend's)
- *   --out DIR        where to write the results (default bench/results; '-' writes nothing)
+ * Options (`npm run bench:training -- --help` prints them): --models a,b, --backends a,b,
+ * --pairs N, --out DIR.
  */
 import '@tensorflow/tfjs';  // as Node users load tfjs: tfjs-core, its gradients, tf.layers, the cpu backend
 import '@tensorflow/tfjs-backend-wasm';
@@ -24,6 +24,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {commandLine, commaList, outOption, positiveInteger, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
 import {barChartSvg, COLORS, markdownTable, ms, ratio} from './report';
@@ -109,44 +110,45 @@ interface Options {
   backends: TrainingBackend[];
   maxPairs: number | null;
   out: string | null;
+  /** The result files' name: 'training', or 'training-<backend>…' when --backends names some. */
+  resultName: string;
 }
 
+/** The command line (bench/args.ts); `npm run bench:training -- --help` prints it. */
+const COMMAND = {
+  usage: 'npm run bench:training [-- options]',
+  summary: "model.trainOnBatch of small tf.layers convnets with tfjs's gradients and with the drop-in ones.\n" +
+      'Writes training.{md,json,svg}, or training-<backend>….{md,json,svg} when --backends names some.',
+  options: {
+    models: valueOption('a,b', `only these models (${TRAINING_MODELS.filter(m => m.subsetOf === undefined).map(m => m.id).join(', ')})`,
+        [...TRAINING_MODELS], (text, flag) => {
+          const ids = commaList(text, flag);
+          const unknown = ids.filter(id => !TRAINING_MODELS.some(m => m.id === id));
+          if (unknown.length > 0) throw new Error(`${flag} takes ids from ${TRAINING_MODELS.map(m => m.id).join(', ')}, got '${text}'`);
+          return TRAINING_MODELS.filter(m => ids.includes(m.id) || (m.subsetOf !== undefined && ids.includes(m.subsetOf)));
+        }, 'all'),
+    backends: valueOption('a,b', `only these backends (${TRAINING_BACKENDS.map(b => b.name).join(', ')}), run whatever their 'run' field says`,
+        null as TrainingBackend[] | null, (text, flag) => {
+          const names = commaList(text, flag);
+          const unknown = names.filter(n => !TRAINING_BACKENDS.some(b => b.name === n));
+          if (unknown.length > 0) throw new Error(`${flag} takes names from ${TRAINING_BACKENDS.map(b => b.name).join(', ')}, got '${text}'`);
+          // Named on the command line: run even when the table says 'off'.
+          return TRAINING_BACKENDS.filter(b => names.includes(b.name)).map(b => b.run === 'off' ? {...b, run: 'always' as const} : b);
+        }, TRAINING_BACKENDS.filter(b => b.run !== 'off').map(b => b.name).join(',')),
+    pairs: valueOption('N', 'at most N timed pairs per model', null as number | null, positiveInteger, "each backend's plan"),
+    out: outOption(),
+  },
+};
+
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {
-    models: [...TRAINING_MODELS], backends: TRAINING_BACKENDS.filter(b => b.run !== 'off'), maxPairs: null,
-    out: path.resolve(__dirname, 'results'),
+  const values = commandLine(COMMAND, argv);
+  return {
+    models: values.models,
+    backends: values.backends ?? TRAINING_BACKENDS.filter(b => b.run !== 'off'),
+    maxPairs: values.pairs,
+    out: values.out,
+    resultName: values.backends === null ? 'training' : ['training', ...values.backends.map(b => b.name)].join('-'),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    const value = inline ?? argv[i + 1];
-    if (inline === undefined) i++;
-    const list = () => (value ?? '').split(',').filter(s => s !== '');
-    if (flag === '--models') {
-      const ids = list();
-      const unknown = ids.filter(id => !TRAINING_MODELS.some(m => m.id === id));
-      if (ids.length === 0 || unknown.length > 0) {
-        throw new Error(`--models takes ids from ${TRAINING_MODELS.map(m => m.id).join(', ')}, got '${value}'`);
-      }
-      options.models = TRAINING_MODELS.filter(m => ids.includes(m.id) || (m.subsetOf !== undefined && ids.includes(m.subsetOf)));
-    } else if (flag === '--backends') {
-      const names = list();
-      const unknown = names.filter(n => !TRAINING_BACKENDS.some(b => b.name === n));
-      if (names.length === 0 || unknown.length > 0) {
-        throw new Error(`--backends takes names from ${TRAINING_BACKENDS.map(b => b.name).join(', ')}, got '${value}'`);
-      }
-      // Named on the command line: run even when the table says 'off'.
-      options.backends = TRAINING_BACKENDS.filter(b => names.includes(b.name)).map(b => b.run === 'off' ? {...b, run: 'always'} : b);
-    } else if (flag === '--pairs') {
-      options.maxPairs = Number(value);
-      if (!Number.isSafeInteger(options.maxPairs) || options.maxPairs < 1) throw new Error(`--pairs needs a positive integer, got '${value}'`);
-    } else if (flag === '--out') {
-      if (value === undefined) throw new Error('--out needs a value');
-      options.out = value === '-' ? null : path.resolve(value);
-    } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--models a,b  --backends a,b  --pairs N  --out DIR)`);
-    }
-  }
-  return options;
 }
 
 function installed(packageName: string): boolean {
@@ -328,7 +330,7 @@ function report(runs: readonly BackendRun[], options: Options, seconds: number, 
   out.push('');
   out.push(...workloadLines.map(line => `- ${line}`));
   out.push('\nDropout layers of the originals are left out (the same cost under either gradient, and noise).\n');
-  out.push('![trainOnBatch step time per model and backend](training.svg)');
+  out.push(`![trainOnBatch step time per model and backend](${options.resultName}.svg)`);
 
   const groups = runs.filter(r => r.unavailable === null).flatMap(r => r.models.map(m => ({
     label: `${r.name}: ${TRAINING_MODELS.find(s => s.id === m.model)!.label} ×${m.batch}`,
@@ -374,12 +376,13 @@ async function main() {
   const {markdown, svg} = report(runs, options, (performance.now() - start) / 1000, workloadLines, userAgent);
   console.log(`\n${markdown}`);
   if (options.out !== null) {
+    const name = options.resultName;
     fs.mkdirSync(options.out, {recursive: true});
-    fs.writeFileSync(path.join(options.out, 'training.md'), markdown);
-    fs.writeFileSync(path.join(options.out, 'training.svg'), svg);
-    fs.writeFileSync(path.join(options.out, 'training.json'), `${JSON.stringify({
+    fs.writeFileSync(path.join(options.out, `${name}.md`), markdown);
+    fs.writeFileSync(path.join(options.out, `${name}.svg`), svg);
+    fs.writeFileSync(path.join(options.out, `${name}.json`), `${JSON.stringify({
       code: sourceState(), date: new Date().toISOString(), tfjs: tf.version_core, userAgent, backends: runs}, null, 1)}\n`);
-    console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, 'training.md'))}, training.svg, training.json`);
+    console.error(`wrote ${path.relative(process.cwd(), path.join(options.out, `${name}.md`))}, ${name}.svg, ${name}.json`);
   }
   process.exit(0);
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webgl [-- --runs N] [--out DIR] [--only REGEX] [--inputs uploaded|packed] [--set all|big|training]`:
+ * `npm run bench:webgl [-- options]` (`-- --help` lists them: --runs, --set, --only, --inputs, --variant, --out):
  * our webgl kernel against tfjs's built-in webgl filter gradients (Conv2DBackpropFilter,
  * DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropFilterV2) on the same tensors in the same
  * headless Chromium, round-robin.
@@ -15,13 +15,15 @@
  *
  * Node picks the workloads from the benchdnn lists (bench/workloads.ts) and starts karma with
  * bench/webgl_page.ts, which receives them through karma's client args, measures, and sends the
- * results back as one console line; this side writes bench/results/webgl.md and webgl.svg and
- * prints the table. On this project's machine WebGL runs on SwiftShader (the CPU): compare the
+ * results back as one console line; this side prints the tables and writes the latest result of
+ * each set into bench/results: webgl.{md,json,svg} (big set, uploaded inputs), webgl-packed.*
+ * (big set, `--inputs packed`) and webgl-training.* (older runs stay in git history). On this project's machine WebGL runs on SwiftShader (the CPU): compare the
  * columns of one run with each other, never with the cpu bench.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {commandLine, oneOf, outOption, positiveInteger, regularExpression, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
 import {barChartSvg, bytes, COLORS, gflops, markdownTable, ms, parseVariant, rate, rateRange, ratio, Timing, TuningVariant} from './report';
@@ -132,45 +134,22 @@ const PICKS: Array<{file: string; name: string; batch: number; builtIn: BuiltIn 
   {file: 'deconv/shapes_2d', name: 'googlenet_v1:inception_3a/3x3', batch: 4, builtIn: 'Conv2DBackpropFilter'},
 ];
 
-interface Options {
-  set: 'all' | WorkloadSet;
-  variant: WebglPageInput['variant'];
-  runs: number;
-  out: string | null;
-  /** Only the workloads whose name matches (for quick comparisons while tuning). */
-  only: RegExp | null;
-  inputs: InputPlacement;
-}
-
-function parseOptions(argv: readonly string[]): Options {
-  const options: Options = {set: 'all', variant: null, runs: 5, out: path.resolve(__dirname, 'results'), only: null, inputs: 'uploaded'};
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    const value = inline ?? argv[i + 1];
-    if (inline === undefined) i++;
-    if (flag === '--runs') {
-      options.runs = Number(value);
-      if (!Number.isSafeInteger(options.runs) || options.runs < 1) throw new Error(`--runs needs a positive integer, got '${value}'`);
-    } else if (flag === '--out') {
-      if (value === undefined) throw new Error('--out needs a value');
-      options.out = value === '-' ? null : path.resolve(value);
-    } else if (flag === '--inputs') {
-      if (value !== 'uploaded' && value !== 'packed') throw new Error(`--inputs takes 'uploaded' or 'packed', got '${value}'`);
-      options.inputs = value;
-    } else if (flag === '--variant') {
-      options.variant = parseVariant(value);
-    } else if (flag === '--set') {
-      if (value !== 'all' && value !== 'big' && value !== 'training') throw new Error(`--set takes 'all', 'big' or 'training', got '${value}'`);
-      options.set = value;
-    } else if (flag === '--only') {
-      if (value === undefined) throw new Error('--only needs a regular expression');
-      options.only = new RegExp(value);
-    } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--runs N, --out DIR, --only REGEX, --inputs uploaded|packed, --set all|big|training, --variant FLAG=VALUE)`);
-    }
-  }
-  return options;
-}
+/** The command line (bench/args.ts); `npm run bench:webgl -- --help` prints it. */
+const COMMAND = {
+  usage: 'npm run bench:webgl [-- options]',
+  summary: "Our webgl kernel against tfjs's built-in webgl filter gradients, round-robin in headless Chromium.\n" +
+      'Writes webgl.{md,json,svg} (the big set; webgl-packed.* with --inputs packed) and webgl-training.{md,json,svg}.',
+  options: {
+    runs: valueOption('N', 'timed runs per workload and kernel', 5, positiveInteger),
+    set: valueOption('SET', "which workloads: 'big', 'training' or 'all'", 'all' as 'all' | WorkloadSet, oneOf('all', 'big', 'training')),
+    only: valueOption('REGEX', 'only the workloads whose name matches', null as RegExp | null, regularExpression),
+    inputs: valueOption('HOW', "the big set's x and dy: 'uploaded' (unpacked textures) or 'packed' (outputs of a packed op)",
+        'uploaded' as InputPlacement, oneOf('uploaded', 'packed')),
+    variant: valueOption('FLAG=VALUE', 'also time ours with this tfjs flag set (an A/B in one run)', null as TuningVariant | null,
+        text => parseVariant(text)),
+    out: outOption(),
+  },
+};
 
 /** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
 const OWN_PROGRAMS = new Set([
@@ -416,7 +395,7 @@ function trainingWorkloads(only: RegExp | null): WebglWorkload[] {
 }
 
 async function main() {
-  const options = parseOptions(process.argv.slice(2));
+  const options = commandLine(COMMAND);
   const start = performance.now();
   sourceState();  // the code as the run starts (cached)
   const picks = options.set === 'training' ? [] : PICKS.filter(pick => options.only === null || options.only.test(pick.name));
@@ -449,7 +428,9 @@ async function main() {
   }
   const seconds = (performance.now() - start) / 1000;
   const pageResult = result;
-  const sets: Array<[string, WebglWorkload[], typeof report]> = [['webgl', big, report], ['webgl-training', training, trainingReport]];
+  // One file set per bench: the latest run of each is kept (older ones in git history).
+  const bigFile = options.inputs === 'packed' ? 'webgl-packed' : 'webgl';
+  const sets: Array<[string, WebglWorkload[], typeof report]> = [[bigFile, big, report], ['webgl-training', training, trainingReport]];
   for (const [file, members, write] of sets) {
     if (members.length === 0) continue;
     const names = new Set(members.map(w => w.name));

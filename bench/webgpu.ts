@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webgpu [-- --runs N] [--out DIR] [--only REGEX] [--built-in-runs N] [--variant FLAG=VALUE]`:
+ * `npm run bench:webgpu [-- options]` (`-- --help` lists them: --runs, --only, --built-in-runs, --variant, --out):
  * our webgpu kernel against
  * tfjs-backend-webgpu's built-in filter gradients (Conv2DBackpropFilter,
  * DepthwiseConv2dNativeBackpropFilter, Conv3DBackpropFilterV2) on the same tensors in the same
@@ -17,6 +17,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {commandLine, nonNegativeInteger, outOption, positiveInteger, regularExpression, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {gflops, markdownTable, parseVariant, rate, ratio, summarize, Timing, TuningVariant} from './report';
 import {sourceState} from './source_state';
@@ -146,27 +147,26 @@ function report(workloads: WebgpuWorkload[], page: WebgpuPageResult, input: Webg
   return out.join('\n') + '\n';
 }
 
+/** The command line (bench/args.ts); `npm run bench:webgpu -- --help` prints it. */
+const COMMAND = {
+  usage: 'npm run bench:webgpu [-- options]',
+  summary: "Our webgpu kernel against tfjs-backend-webgpu's built-in filter gradients in headless Chromium.\n" +
+      'Writes webgpu.{md,json}.',
+  options: {
+    runs: valueOption('N', 'timed runs of ours per workload', 5, positiveInteger),
+    only: valueOption('REGEX', 'only the workloads whose name matches', null as RegExp | null, regularExpression),
+    'built-in-runs': valueOption('N', "timed runs of tfjs's built-in kernel (0 leaves it out)", null as number | null,
+        nonNegativeInteger, 'min(runs, 2)'),
+    variant: valueOption('FLAG=VALUE', 'also time ours with this tfjs flag set (an A/B in one run)', null as TuningVariant | null,
+        text => parseVariant(text)),
+    out: outOption(),
+  },
+};
+
 async function main() {
   const argv = process.argv.slice(2);
-  let runs = 5;
-  let out: string | null = path.resolve(__dirname, 'results');
-  let only: RegExp | null = null;
-  let builtInRuns: number | null = null;
-  let variant: WebgpuPageInput['variant'] = null;
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--runs') runs = Number(argv[++i]);
-    else if (argv[i] === '--out') out = argv[++i] === '-' ? null : path.resolve(argv[i]);
-    else if (argv[i] === '--only') only = new RegExp(argv[++i]);
-    else if (argv[i] === '--built-in-runs') builtInRuns = Number(argv[++i]);
-    else if (argv[i] === '--variant') variant = parseVariant(argv[++i]);
-    else {
-      throw new Error(`unknown option '${argv[i]}' (--runs N, --out DIR|-, --only REGEX, --built-in-runs N, --variant FLAG=VALUE)`);
-    }
-  }
-  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error('--runs needs a positive integer');
-  if (builtInRuns !== null && (!Number.isSafeInteger(builtInRuns) || builtInRuns < 0)) {
-    throw new Error('--built-in-runs needs a non-negative integer');
-  }
+  const {runs, out, only, variant, ...options} = commandLine(COMMAND, argv);
+  const builtInRuns = options['built-in-runs'];
   const start = performance.now();
   sourceState();
   const workloads = workloadsOf(only);

@@ -93,10 +93,13 @@ function runFilterGradient(
  *     dW[g·O/G + o][c][k] = Σ_n Σ_p outputDelta[n][g·O/G + o][p] · input[n][g·C/G + c][p·s − pb + k·d]
  *
  * with OIX = (O, C/G, K…) and XIO = (K…, C/G, O); C = channels of `input`, O = channels of
- * `outputDelta`, G = groups. Runs this package's kernel on cpu, webgl, wasm and tensorflow.
- * Sums are float32 per block of ≤ 1024 positions, added in float64, on the cpu kernel's
- * WebAssembly SIMD path; float64 on its TypeScript loops; float32 on webgl; float32 matMul sums
- * added in float64 on wasm and tensorflow.
+ * `outputDelta`, G = groups. Runs this package's kernel on the cpu, wasm, webgl, webgpu and
+ * tensorflow (tfjs-node) backends, and a composite of tfjs ops on any other. Inputs are float32
+ * (tfjs has no f16 or bf16 dtype: convert such data to float32 first). Sums are float32 per
+ * block of ≤ 1024 positions, added in float64, on cpu and wasm (their WebAssembly SIMD
+ * micro-kernels); float64 on cpu's TypeScript loops; float32 on webgl (float16 on a
+ * float16-only device) and webgpu; float32 matMul sums, added in float32, on tensorflow and in
+ * the composite.
  *
  * @param input - the convolution's input, [N, X…, C] (NXC) or [N, C, X…] (NCX), 1 to 3 spatial
  *   axes; float32 tensor or tensor-like.
@@ -138,9 +141,11 @@ export const convolutionBackpropFilters = tf.op({
  * The filter is OIX = (O/G, C, K…) or XIO = (K…, C, O/G) as in the spec, or oneDNN's current
  * IOX = (C, O/G, K…) and XOI = (K…, O/G, C); C = channels of `input`, O = channels of
  * `outputDelta`, G = groups. It is the convolution's filter gradient with `input` and
- * `outputDelta` swapped, and sums as `convolutionBackpropFilters` does. The op takes the spec's
- * defaults; `runKernel('ConvTransposeBackwardWeights', …)` defaults the layout to XOI, as oneDNN
- * v3 does (`fromSpecAttrs(spec, 'ConvTransposeBackwardWeights')` gives the op that default).
+ * `outputDelta` swapped: it runs on the same backends (this package's kernel on cpu, wasm,
+ * webgl, webgpu and tensorflow, the composite of tfjs ops on any other), takes float32 and sums
+ * as `convolutionBackpropFilters` does. The op takes the spec's defaults;
+ * `runKernel('ConvTransposeBackwardWeights', …)` defaults the layout to XOI, as oneDNN v3 does
+ * (`fromSpecAttrs(spec, 'ConvTransposeBackwardWeights')` gives the op that default).
  *
  * @param input - the transposed convolution's input (the small side), [N, X…, C] (NXC) or
  *   [N, C, X…] (NCX); float32 tensor or tensor-like.

@@ -1,3 +1,4 @@
+import {execFileSync} from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -5,7 +6,8 @@ import * as path from 'node:path';
  * Every relative link and anchor in README.md and docs/*.md resolves: the file or folder exists
  * (relative to the page), and an anchor names a heading of the page it points to, slugged as
  * GitHub slugs headings. Links in code (fenced blocks, inline code) are not links; absolute URLs
- * are not checked (the suite runs offline).
+ * are not checked (the suite runs offline). Older benchmark runs are linked by commit, as inline
+ * code `git show <commit>:<path>`: each must name a file of that commit in this clone's history.
  */
 const root = path.resolve(__dirname, '..');
 
@@ -79,6 +81,41 @@ function problemOf(link: Link): string | undefined {
       `#${anchor} is not a heading of ${path.relative(root, resolved)} (headings: ${[...anchors].join(', ')})`;
 }
 
+interface GitShowReference {
+  page: string;
+  line: number;
+  /** `<commit>:<path>` as `git cat-file` takes it. */
+  object: string;
+}
+
+function gitShowReferences(page: string): GitShowReference[] {
+  const references: GitShowReference[] = [];
+  fs.readFileSync(page, 'utf8').split('\n').forEach((text, i) => {
+    for (const match of text.matchAll(/`git show ([0-9a-f]{7,40}:[^`\s]+)`/g)) references.push({page, line: i + 1, object: match[1]});
+  });
+  return references;
+}
+
+/** Why the history cannot be checked here, or undefined when it can. */
+function historyUnavailable(): string | undefined {
+  try {
+    const shallow = execFileSync('git', ['rev-parse', '--is-shallow-repository'], {cwd: root, encoding: 'utf8', stdio: 'pipe'}).trim();
+    return shallow === 'true' ? 'this clone is shallow: older commits are not in it' : undefined;
+  } catch (e) {
+    return `no git history here (${String((e as Error).message).split('\n')[0]})`;
+  }
+}
+
+/** The references whose object is not in the history, with `git cat-file --batch-check`'s answer. */
+function missingObjects(references: readonly GitShowReference[]): string[] {
+  if (references.length === 0) return [];
+  const answers = execFileSync('git', ['cat-file', '--batch-check'], {
+    cwd: root, encoding: 'utf8', input: references.map(r => r.object).join('\n') + '\n', stdio: ['pipe', 'pipe', 'pipe'],
+  }).trim().split('\n');
+  return references.flatMap((r, i) => / blob \d+$/.test(answers[i] ?? '') ? [] :
+      [`${path.relative(root, r.page)}:${r.line} (git show ${r.object}): ${answers[i] ?? 'no answer'}`]);
+}
+
 describe('documentation links', () => {
   it('finds README.md and the docs/ pages', () => {
     const names = pages().map(p => path.relative(root, p));
@@ -107,4 +144,16 @@ describe('documentation links', () => {
       expect(broken).withContext(`${broken.length} broken of ${links.length}`).toEqual([]);
     });
   }
+
+  it('name files of their commits where older runs are linked by `git show <commit>:<path>`', () => {
+    const references = pages().flatMap(gitShowReferences);
+    expect(references.length).withContext('README.md and docs/ link older runs by commit').toBeGreaterThan(0);
+    const unavailable = historyUnavailable();
+    if (unavailable !== undefined) {
+      pending(`git show references not checked: ${unavailable}`);
+      return;
+    }
+    const missing = missingObjects(references);
+    expect(missing).withContext(`${missing.length} missing of ${references.length}`).toEqual([]);
+  });
 });
