@@ -82,7 +82,8 @@ module.exports = config => {
         ],
       },
     },
-    client: {jasmine: {random: false, timeoutInterval: 120000}},
+    // A spec that runs no expectation fails: it could not have failed otherwise.
+    client: {jasmine: {random: false, timeoutInterval: 120000, failSpecWithNoExpectations: true}},
     reporters: ['dots', 'summary'],
     singleRun: true,
     // Shader compiles and SwiftShader runs block the page for seconds at a time.

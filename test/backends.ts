@@ -11,7 +11,9 @@
  * - `wasm`: the wasm kernel on @tensorflow/tfjs-backend-wasm: the cpu kernel's WebAssembly SIMD
  *   micro-kernels over views on the backend's heap.
  * - `tensorflow`: the composite kernel on tfjs-node, when @tensorflow/tfjs-node loads (it cannot
- *   be installed everywhere: its install downloads libtensorflow from outside the npm registry).
+ *   be installed everywhere: its install downloads libtensorflow from outside the npm registry);
+ *   where it does not, test/tensorflow_backend.spec.ts is pending with the reason, or fails
+ *   under REQUIRE_TFJS_NODE=1.
  */
 export interface BackendUnderTest {
   name: string;

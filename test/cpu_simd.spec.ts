@@ -3,14 +3,14 @@ import * as tf from '@tensorflow/tfjs-core';
 import {CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {CPU_LOOPS} from './helpers/composite_backends';
 import {SimdProblem, SIMD_PROBLEMS} from './helpers/simd_problems';
-import {seededTensor} from './helpers/util';
+import {seededTensor, selectBackend} from './helpers/util';
 
 /**
  * The cpu kernel's two paths side by side: WebAssembly SIMD ('cpu') against the TypeScript loops
  * ('cpu-loops', float64 sums) on SIMD_PROBLEMS (test/helpers/simd_problems.ts).
  */
-function gradientOn(backend: string, p: SimdProblem, magnitudes = false): {values: Float32Array; shape: number[]} {
-  tf.setBackend(backend);
+async function gradientOn(backend: string, p: SimdProblem, magnitudes = false): Promise<{values: Float32Array; shape: number[]}> {
+  await selectBackend(backend);
   return tf.tidy(() => {
     const input = seededTensor(p.input, 1);
     const outputDelta = seededTensor(p.outputDelta, 2);
@@ -48,20 +48,20 @@ describe('cpu kernel: WebAssembly SIMD path against the TypeScript loops', () =>
   });
 
   for (const p of SIMD_PROBLEMS) {
-    it(p.name, () => {
-      const simd = gradientOn('cpu', p);
-      const loops = gradientOn(CPU_LOOPS, p);
+    it(p.name, async () => {
+      const simd = await gradientOn('cpu', p);
+      const loops = await gradientOn(CPU_LOOPS, p);
       expect(simd.shape).toEqual(loops.shape);
-      expectWithinRounding(simd.values, loops.values, gradientOn(CPU_LOOPS, p, true).values, p.name);
+      expectWithinRounding(simd.values, loops.values, (await gradientOn(CPU_LOOPS, p, true)).values, p.name);
     });
   }
 
-  it(`with ${CONV_BACKPROP_FILTERS_WASM_SIMD} false runs the loops: bit-identical to cpu-loops`, () => {
+  it(`with ${CONV_BACKPROP_FILTERS_WASM_SIMD} false runs the loops: bit-identical to cpu-loops`, async () => {
     const saved = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD);
     tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, false);
     try {
-      const simdOff = gradientOn('cpu', SIMD_PROBLEMS[0]);
-      const loops = gradientOn(CPU_LOOPS, SIMD_PROBLEMS[0]);
+      const simdOff = await gradientOn('cpu', SIMD_PROBLEMS[0]);
+      const loops = await gradientOn(CPU_LOOPS, SIMD_PROBLEMS[0]);
       expect(Array.from(simdOff.values)).toEqual(Array.from(loops.values));
     } finally {
       tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, saved);

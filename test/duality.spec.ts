@@ -2,10 +2,14 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {expectClose, seededTensor, withoutLeaks} from './helpers/util';
+import {CallAttrs, referenceForCall} from './reference';
 
 /**
  * The transposed op's filter gradient is the convolution's with input and outputDelta swapped:
  * convTranspose(a, b) in IOX = (C, O/G, K…) is conv(b, a) in OIX = (C, O/G, K…), and XOI is XIO.
+ * Both sides build their geometry with the package's builder and run the same kernel, so each
+ * is also compared with the float64 reference (test/reference.ts), which computes the two ops
+ * from their own formulas: the equality catches a broken role swap, the reference a wrong result.
  */
 describe('duality of the two ops', () => {
   const problems = [
@@ -36,6 +40,16 @@ describe('duality of the two ops', () => {
             1);
         expect(viaTransposed.shape).toEqual(viaConvolution.shape);
         expectClose(viaTransposed.dataSync(), viaConvolution.dataSync(), p.id, 0, 0);
+        const aData = {shape: p.small, values: a.dataSync()};
+        const bData = {shape: p.large, values: b.dataSync()};
+        const transposedReference = referenceForCall(
+            true, aData, bData, {...p.attrs, filterFormat: transposedFormat, filterShape: p.kernel} as CallAttrs);
+        const convolutionReference = referenceForCall(
+            false, bData, aData, {...p.attrs, filterFormat: convFormat, filterShape: p.kernel} as CallAttrs);
+        expect(viaTransposed.shape).toEqual(transposedReference.shape);
+        expectClose(viaTransposed.dataSync(), transposedReference.values, `${p.id}, transposed op against the reference`);
+        expect(viaConvolution.shape).toEqual(convolutionReference.shape);
+        expectClose(viaConvolution.dataSync(), convolutionReference.values, `${p.id}, convolution against the reference`);
         tf.dispose([a, b, viaTransposed, viaConvolution]);
       });
     }

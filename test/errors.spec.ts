@@ -143,7 +143,10 @@ for (const backend of NODE_BACKENDS) describe(`errors on ${backend.name}:`, () =
     });
   }
 
-  it('has at least 30 invalid inputs', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(30);
-  });
+  // The table is the same on every backend: checked once.
+  if (backend === NODE_BACKENDS[0]) {
+    it('has at least 30 invalid inputs', () => {
+      expect(cases.length).toBeGreaterThanOrEqual(30);
+    });
+  }
 });

@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, convTransposeBackpropFilters, ConvTransposeBackwardWeights, fromSpecAttrs} from '../kernels/index';
 import {NODE_BACKENDS} from './backends';
 import {referenceFilterGradient} from './reference';
-import {expectClose, resourceCounts} from './helpers/util';
+import {expectClose, resourceCounts, selectBackend} from './helpers/util';
 
 /**
  * Defaults by kernel name (DESIGN.md §1): the spec names take the spec's defaults (filterFormat
@@ -32,7 +32,7 @@ describe('defaults by kernel name', () => {
   for (const backend of NODE_BACKENDS) {
     describe(`on ${backend.name}`, () => {
       beforeAll(async () => {
-        await tf.setBackend(backend.name);
+        await selectBackend(backend.name);
       });
       afterAll(async () => {
         await tf.setBackend('cpu');

@@ -154,3 +154,28 @@ export function referenceOutputDeltaShape(
   });
   return format === 'NXC' ? [inputShape[0], ...out, outputDeltaChannels] : [inputShape[0], outputDeltaChannels, ...out];
 }
+
+/** The attributes of a call as the package takes them (filterShape full in filterFormat, or spatial). */
+export interface CallAttrs extends Omit<ReferenceAttrs, 'kernel' | 'filterFormat'> {
+  filterFormat?: string;
+  filterShape?: number[];
+}
+
+/**
+ * referenceFilterGradient for a call as the package takes it: the kernel's spatial sizes read
+ * from `filterShapeInput` (the op's filterShape argument, which wins) or `attrs.filterShape`,
+ * given whole in `attrs.filterFormat` (XIO by default; spatial axes first in XIO and XOI, last in
+ * OIX and IOX) or as the spatial sizes alone. The values are the exact sums rounded once to
+ * float32, as the op's float32 result holds them (a sum past float32's range is ±Infinity there).
+ */
+export function referenceForCall(
+    transposed: boolean, input: Dense, outputDelta: Dense, attrs: CallAttrs,
+    filterShapeInput?: number[]): {shape: number[]; values: Float32Array} {
+  const r = input.shape.length - 2;
+  const given = filterShapeInput ?? attrs.filterShape;
+  if (given === undefined) throw new Error('referenceForCall: no filterShape');
+  const format = (attrs.filterFormat ?? 'XIO') as NonNullable<ReferenceAttrs['filterFormat']>;
+  const kernel = given.length === r ? given : format.startsWith('X') ? given.slice(0, r) : given.slice(given.length - r);
+  const {shape, values} = referenceFilterGradient(transposed, input, outputDelta, {...attrs, filterFormat: format, kernel});
+  return {shape, values: Float32Array.from(values)};
+}

@@ -4,7 +4,7 @@ import type {BackendWasm} from '@tensorflow/tfjs-backend-wasm';
 import {CONV_BACKPROP_FILTERS_WASM_SIMD, ConvolutionBackpropFilters, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
 import {CPU_LOOPS} from './helpers/composite_backends';
 import {SimdProblem, SIMD_PROBLEMS} from './helpers/simd_problems';
-import {seededTensor} from './helpers/util';
+import {seededTensor, selectBackend} from './helpers/util';
 
 /**
  * The wasm kernel (kernels/wasm): the cpu kernel's computation over views on tfjs-backend-wasm's
@@ -20,8 +20,8 @@ interface WasmHeap {
 const wasmBackend = () => tf.engine().findBackend('wasm') as BackendWasm & WasmHeap;
 
 /** The result's bits and shape on `backend` (every tensor disposed). */
-function gradientOn(backend: string, p: SimdProblem): {bits: Uint32Array; shape: number[]} {
-  tf.setBackend(backend);
+async function gradientOn(backend: string, p: SimdProblem): Promise<{bits: Uint32Array; shape: number[]}> {
+  await selectBackend(backend);
   const input = seededTensor(p.input, 1);
   const outputDelta = seededTensor(p.outputDelta, 2);
   const op = p.op === 'conv' ? convolutionBackpropFilters : convTransposeBackpropFilters;
@@ -31,11 +31,11 @@ function gradientOn(backend: string, p: SimdProblem): {bits: Uint32Array; shape:
   return gradient;
 }
 
-function withSimd<T>(enabled: boolean, f: () => T): T {
+async function withSimd<T>(enabled: boolean, f: () => Promise<T>): Promise<T> {
   const saved = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD);
   tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, enabled);
   try {
-    return f();
+    return await f();
   } finally {
     tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, saved);
   }
@@ -50,17 +50,18 @@ describe('wasm kernel (views on tfjs-backend-wasm\'s heap)', () => {
   });
 
   for (const p of SIMD_PROBLEMS) {
-    it(`is bit-identical to the cpu kernel, SIMD and loops: ${p.name}`, () => {
-      const simd = gradientOn('wasm', p);
-      expect(simd.shape).toEqual(gradientOn('cpu', p).shape);
-      expect(simd.bits).withContext('WebAssembly SIMD').toEqual(gradientOn('cpu', p).bits);
-      const loops = withSimd(false, () => gradientOn('wasm', p));
-      expect(loops.bits).withContext(`${CONV_BACKPROP_FILTERS_WASM_SIMD} false`).toEqual(gradientOn(CPU_LOOPS, p).bits);
+    it(`is bit-identical to the cpu kernel, SIMD and loops: ${p.name}`, async () => {
+      const simd = await gradientOn('wasm', p);
+      const cpu = await gradientOn('cpu', p);
+      expect(simd.shape).toEqual(cpu.shape);
+      expect(simd.bits).withContext('WebAssembly SIMD').toEqual(cpu.bits);
+      const loops = await withSimd(false, () => gradientOn('wasm', p));
+      expect(loops.bits).withContext(`${CONV_BACKPROP_FILTERS_WASM_SIMD} false`).toEqual((await gradientOn(CPU_LOOPS, p)).bits);
     });
   }
 
   it('reads its inputs from the heap (no readSync) and allocates only the result there', async () => {
-    await tf.setBackend('wasm');
+    await selectBackend('wasm');
     const backend = wasmBackend();
     const input = seededTensor([2, 9, 9, 6], 3);
     const outputDelta = seededTensor([2, 9, 9, 4], 4);
@@ -80,11 +81,11 @@ describe('wasm kernel (views on tfjs-backend-wasm\'s heap)', () => {
   });
 
   it('writes into the result and reads its inputs where they are when the heap grows in makeOutput', async () => {
-    await tf.setBackend('wasm');
+    await selectBackend('wasm');
     const backend = wasmBackend();
     const p = SIMD_PROBLEMS[0];
-    const expected = gradientOn('cpu', p);
-    await tf.setBackend('wasm');
+    const expected = await gradientOn('cpu', p);
+    await selectBackend('wasm');
     const input = seededTensor(p.input, 1);
     const outputDelta = seededTensor(p.outputDelta, 2);
     const makeOutput = backend.makeOutput.bind(backend);
@@ -114,14 +115,14 @@ describe('wasm kernel (views on tfjs-backend-wasm\'s heap)', () => {
   });
 
   it('takes inputs held by the cpu backend without moving them', async () => {
-    await tf.setBackend('cpu');
+    await selectBackend('cpu');
     const p = SIMD_PROBLEMS[2];
-    const expected = gradientOn('cpu', p);
-    await tf.setBackend('cpu');
+    const expected = await gradientOn('cpu', p);
+    await selectBackend('cpu');
     const input = seededTensor(p.input, 1);
     const outputDelta = seededTensor(p.outputDelta, 2);
     const cpu = tf.backend();
-    await tf.setBackend('wasm');
+    await selectBackend('wasm');
     const result = convolutionBackpropFilters(input, outputDelta, p.attrs);
     expect(new Uint32Array(Float32Array.from(result.dataSync()).buffer)).toEqual(expected.bits);
     expect([input, outputDelta].every(t => tf.engine().state.tensorInfo.get(t.dataId)?.backend === cpu)).toBe(true);
@@ -129,7 +130,7 @@ describe('wasm kernel (views on tfjs-backend-wasm\'s heap)', () => {
   });
 
   it('keeps the heap, the micro-kernels\' memory and tf.memory() flat over 300 calls of mixed shapes', async () => {
-    await tf.setBackend('wasm');
+    await selectBackend('wasm');
     const backend = wasmBackend();
     const tensors = SIMD_PROBLEMS.map(p => [seededTensor(p.input, 1), seededTensor(p.outputDelta, 2)]);
     const callAll = () => SIMD_PROBLEMS.forEach((p, i) => {

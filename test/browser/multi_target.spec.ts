@@ -12,7 +12,7 @@
  * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
  * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
  * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
- * buffers) and match the TypeScript loops, with no texture or tensor left behind, and a packed
+ * buffers) and match the float64 reference (test/reference.ts), with no texture or tensor left behind, and a packed
  * op must read its result; where given, which arrangement wrote it (channel texels: a packed
  * result for filters with the channels innermost, odd counts, the transposed layout, groups,
  * 1-D; the element-wise one for OIX and 3-D).
@@ -20,7 +20,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {
   CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MIN_FRAGMENT_READS,
@@ -43,6 +42,7 @@ import {wholeRowSteps} from '../../kernels/webgl/tap_rows';
 import {compareWithReference} from '../fuzz/runner';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
 import {packing, useWebglBackend} from '../helpers/webgl_flags';
+import {CallAttrs, referenceForCall} from '../reference';
 
 interface Problem {
   name: string;
@@ -317,9 +317,10 @@ for (const environment of ENVIRONMENTS) {
         }
         const inputValues = seededValues(size(problem.input), 7);
         const outputDeltaValues = seededValues(size(problem.outputDelta), 8);
-        const [srcValues, diffDstValues] = transposed ? [outputDeltaValues, inputValues] : [inputValues, outputDeltaValues];
         expect(srcShape.length).toBe(diffDstShape.length);
-        const expected = computeFilterGradient(geometry, srcValues, diffDstValues);
+        const expected = referenceForCall(
+            transposed, {shape: problem.input, values: inputValues}, {shape: problem.outputDelta, values: outputDeltaValues},
+            problem.attrs as CallAttrs).values;
         const input = place(inputValues, problem.input);
         const outputDelta = place(outputDeltaValues, problem.outputDelta);
         const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;
@@ -367,13 +368,13 @@ for (const environment of ENVIRONMENTS) {
         const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, filterShape: [3, 3]};
         const inputShape = [2, 4, 6, 3];
         const outputDeltaShape = [2, 4, 6, 5];
-        const geometry = computeGeometry('ConvolutionBackpropFilters',
-            {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
         const inputValues = seededValues(size(inputShape), 21);
         const outputDeltaValues = seededValues(size(outputDeltaShape), 22);
         const input = tf.add(tf.tensor(inputValues, inputShape), 1);
         const outputDelta = place(outputDeltaValues, outputDeltaShape);
-        const expected = computeFilterGradient(geometry, inputValues.map(value => value + 1), outputDeltaValues);
+        const expected = referenceForCall(
+            false, {shape: inputShape, values: inputValues.map(value => value + 1)}, {shape: outputDeltaShape, values: outputDeltaValues},
+            attrs).values;
         const backend = tf.backend() as MathBackendWebGL;
         const result = convolutionBackpropFilters(input, outputDelta, attrs);
         const data = backend.texData.get(result.dataId);
@@ -419,7 +420,8 @@ for (const environment of ENVIRONMENTS) {
         inputValues[((4 + 2) * 6 + 0) * 4 + 3] = NaN;     // image 1, row 2, column 0, channel 3
         inputValues[((4 + 3) * 6 + 5) * 4 + 0] = Infinity;  // image 1, row 3, column 5, channel 0
         const outputDeltaValues = seededValues(size(inputShape), 12);
-        const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+        const expected = referenceForCall(
+            false, {shape: inputShape, values: inputValues}, {shape: inputShape, values: outputDeltaValues}, attrs).values;
         const input = place(inputValues, inputShape);
         const outputDelta = place(outputDeltaValues, inputShape);
         const result = convolutionBackpropFilters(input, outputDelta, attrs);
@@ -463,7 +465,8 @@ for (const environment of ENVIRONMENTS) {
           outputDeltaValues[(0 * 4 + 1) * 4 + 1] = Infinity;           // image 0, row 0, column 1, channel 1
           outputDeltaValues[((4 + 3) * 4 + 2) * 4 + 2] = -Infinity;    // image 1, row 3, column 2, channel 2
           outputDeltaValues[(2 * 4 + 0) * 4 + 3] = NaN;                // image 0, row 2, column 0, channel 3
-          const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+          const expected = referenceForCall(
+              false, {shape: inputShape, values: inputValues}, {shape: outputDeltaShape, values: outputDeltaValues}, attrs).values;
           const input = place(inputValues, inputShape);
           const outputDelta = place(outputDeltaValues, outputDeltaShape);
           const result = convolutionBackpropFilters(input, outputDelta, attrs);
@@ -506,7 +509,8 @@ for (const environment of ENVIRONMENTS) {
         const outputDeltaValues = seededValues(size(outputDeltaShape), 14);
         outputDeltaValues[3] = NaN;        // image 0, position 1, channel 0: only tap 1 reads it
         outputDeltaValues[6 + 5] = -Infinity;  // image 1, position 1, channel 2
-        const expected = computeFilterGradient(geometry, outputDeltaValues, inputValues);
+        const expected = referenceForCall(
+            true, {shape: inputShape, values: inputValues}, {shape: outputDeltaShape, values: outputDeltaValues}, attrs).values;
         const input = place(inputValues, inputShape);
         const outputDelta = place(outputDeltaValues, outputDeltaShape);
         const result = convTransposeBackpropFilters(input, outputDelta, attrs);
@@ -549,10 +553,8 @@ for (const environment of ENVIRONMENTS) {
         expect(multiTargetProgramCount((tf.backend() as MathBackendWebGL).gpgpu)).toBe(compiled + 1);
         expect(multiTargetDraws(drawBuffers)).toBe(0);
         // The compiled program then draws, and is not compiled again.
-        const geometry = computeGeometry(
-            'ConvolutionBackpropFilters', {input: {shape: [1, 4, 4, 2], dtype: 'float32'}, outputDelta: {shape: [1, 2, 2, 8], dtype: 'float32'}},
-            attrs);
-        const expected = computeFilterGradient(geometry, input.dataSync() as Float32Array, outputDelta.dataSync() as Float32Array);
+        const expected = referenceForCall(
+            false, {shape: [1, 4, 4, 2], values: input.dataSync()}, {shape: [1, 2, 2, 8], values: outputDelta.dataSync()}, attrs).values;
         const result = convolutionBackpropFilters(input, outputDelta, attrs);
         expect(multiTargetDraws(drawBuffers)).toBe(1);
         expect(multiTargetProgramCount((tf.backend() as MathBackendWebGL).gpgpu)).toBe(compiled + 1);
@@ -581,7 +583,9 @@ for (const environment of ENVIRONMENTS) {
           expect(planDepthwiseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
           const inputValues = seededValues(size(problem.input), 5);
           const outputDeltaValues = seededValues(size(problem.outputDelta), 6);
-          const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+          const expected = referenceForCall(
+              false, {shape: problem.input, values: inputValues}, {shape: problem.outputDelta, values: outputDeltaValues},
+              problem.attrs as CallAttrs).values;
           const input = place(inputValues, problem.input);
           const outputDelta = place(outputDeltaValues, problem.outputDelta);
           const gl = (tf.backend() as MathBackendWebGL).gpgpu.gl as WebGL2RenderingContext;

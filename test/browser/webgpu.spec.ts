@@ -6,7 +6,6 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 
-import {computeFilterGradient} from '../../kernels/host/filter_gradient';
 import {computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, OpName} from '../../kernels/index';
 import {BLOCK_COLUMNS, CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import {CASES} from '../cases';
@@ -15,7 +14,7 @@ import golden from '../golden/golden.json';
 import {runCaseEverywhereAsync} from '../helpers/run_case';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
 import {useWebgpuBackend, webgpuExposed} from '../helpers/webgpu_backend';
-import {ReferenceAttrs, referenceFilterGradient} from '../reference';
+import {CallAttrs, ReferenceAttrs, referenceFilterGradient, referenceForCall} from '../reference';
 
 function size(shape: number[]) {
   return shape.reduce((a, b) => a * b, 1);
@@ -74,17 +73,16 @@ describe('webgpu:', () => {
     });
   });
 
-  /** Runs one problem against the cpu loops, leak-checked; returns the plan it ran. */
-  async function checkAgainstCpu(
+  /** Runs one problem against the float64 reference, leak-checked; returns the plan it ran. */
+  async function checkAgainstReference(
       inputShape: number[], outputDeltaShape: number[], attrs: Record<string, unknown>, transposed = false) {
     const op = transposed ? 'ConvTransposeBackpropFilters' : 'ConvolutionBackpropFilters';
     const geometry = computeGeometry(
         op, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
     const inputValues = seededValues(size(inputShape), 5);
     const outputDeltaValues = seededValues(size(outputDeltaShape), 6);
-    const srcValues = transposed ? outputDeltaValues : inputValues;
-    const diffDstValues = transposed ? inputValues : outputDeltaValues;
-    const expected = computeFilterGradient(geometry, srcValues, diffDstValues);
+    const expected = referenceForCall(
+        transposed, {shape: inputShape, values: inputValues}, {shape: outputDeltaShape, values: outputDeltaValues}, attrs as unknown as CallAttrs).values;
     const input = madeByOp(inputValues, inputShape);
     const outputDelta = madeByOp(outputDeltaValues, outputDeltaShape);
     const before = resourceCounts();
@@ -98,19 +96,19 @@ describe('webgpu:', () => {
 
   it('splits long reductions over blocks (dense 3×3, small filter, batch × positions long) and sums exactly', async () => {
     // 10 diffDst channels: not a multiple of 4, so blocks rather than taps over 4 channels.
-    const plan = await checkAgainstCpu([4, 24, 24, 8], [4, 24, 24, 10], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    const plan = await checkAgainstReference([4, 24, 24, 8], [4, 24, 24, 10], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(plan.mode).toBe('blocks');
     expect(plan.splits).toBeGreaterThan(1);
   });
 
   it('splits long reductions over taps (depthwise) and sums exactly', async () => {
-    const plan = await checkAgainstCpu([2, 30, 30, 4], [2, 30, 30, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    const plan = await checkAgainstReference([2, 30, 30, 4], [2, 30, 30, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
     expect(plan.mode).toBe('taps');
     expect(plan.taps).toBe(3);
     expect(plan.splits).toBeGreaterThan(1);
   });
 
-  /** The filter gradient on webgpu with the unmasked-first flag at `unmaskedFirst`, its plan, and the cpu loops' result. */
+  /** The filter gradient on webgpu with the unmasked-first flag at `unmaskedFirst`, its plan, and the float64 reference's result. */
   async function runWithSpecials(inputShape: number[], outputDeltaShape: number[], attrs: Record<string, unknown>,
                                  specials: {input?: Array<[number, number]>; outputDelta?: Array<[number, number]>}, unmaskedFirst: number) {
     const op = 'ConvolutionBackpropFilters';
@@ -120,7 +118,8 @@ describe('webgpu:', () => {
     const outputDeltaValues = seededValues(size(outputDeltaShape), 8);
     for (const [i, v] of specials.input ?? []) inputValues[i] = v;
     for (const [i, v] of specials.outputDelta ?? []) outputDeltaValues[i] = v;
-    const expected = computeFilterGradient(geometry, inputValues, outputDeltaValues);
+    const expected = referenceForCall(
+        false, {shape: inputShape, values: inputValues}, {shape: outputDeltaShape, values: outputDeltaValues}, attrs as unknown as CallAttrs).values;
     const input = madeByOp(inputValues, inputShape);
     const outputDelta = madeByOp(outputDeltaValues, outputDeltaShape);
     tf.env().set(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, unmaskedFirst);
@@ -170,64 +169,64 @@ describe('webgpu:', () => {
   });
 
   it('runs layers whose src tiles into strides of diffDst in units of src rows: stride 2 with TF\'s and PyTorch\'s pads, units starting mid-image, stride 3, strides 2 × 3, kernels within the stride, neighbours on both sides, stride 1 in small images, 3-D, transposed, NCX; and where it does not', async () => {
-    const unitsOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) =>
+    const unitsOf = (plan: Awaited<ReturnType<typeof checkAgainstReference>>) =>
         [plan.mode, plan.tapLanes, plan.srcRowUnits, plan.outputRows, plan.unitNeighbourRows, plan.neighbourPositions];
     // MobileNet's stride-2 depthwise layer in tfjs: 'same_upper' pads only the end, src is twice
     // diffDst; the unit takes the image's 4 rows, a position's last tap the next position's first column.
-    const tfSame = await checkAgainstCpu([2, 8, 8, 4], [2, 4, 4, 4], {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    const tfSame = await checkAgainstReference([2, 8, 8, 4], [2, 4, 4, 4], {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
     expect(unitsOf(tfSame)).toEqual(['taps', 1, true, 4, 'none', 'before']);
     // PyTorch's padding 1 (begin pad 1, the end pad unused): a position's first tap is the
     // position before's last column, and a unit's last src row the next row's first kernel row.
-    const torchPad = await checkAgainstCpu([2, 10, 10, 2], [2, 5, 5, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 2, filterShape: [3, 3]});
+    const torchPad = await checkAgainstReference([2, 10, 10, 2], [2, 5, 5, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 2, filterShape: [3, 3]});
     expect(unitsOf(torchPad)).toEqual(['taps', 1, true, 5, 'none', 'after']);
-    const torchMidImage = await checkAgainstCpu([2, 24, 10, 3], [2, 12, 5, 3], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 3,
+    const torchMidImage = await checkAgainstReference([2, 24, 10, 3], [2, 12, 5, 3], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 3,
                                                                                 filterShape: [3, 3]});
     expect(unitsOf(torchMidImage)).toEqual(['taps', 1, true, 4, 'after', 'after']);
     // Height 12 in units of 4 (the second and third take the row before them), channel multiplier 2, NCX;
     // height 10 in units of 5.
-    const midImage = await checkAgainstCpu([2, 3, 24, 10], [2, 6, 12, 5], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 2], groups: 3,
+    const midImage = await checkAgainstReference([2, 3, 24, 10], [2, 6, 12, 5], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 2], groups: 3,
                                                                            filterShape: [3, 3], dataFormat: 'NCX'});
     expect(unitsOf(midImage)).toEqual(['taps', 1, true, 4, 'before', 'before']);
-    const unitsOf5 = await checkAgainstCpu([1, 20, 6, 2], [1, 10, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    const unitsOf5 = await checkAgainstReference([1, 20, 6, 2], [1, 10, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     expect(unitsOf(unitsOf5)).toEqual(['taps', 1, true, 5, 'before', 'before']);
     // Stride 3 with a 4 × 4 kernel, 2 src channels a group; strides 2 × 3 over 16 rows in units of 4.
-    const stride3 = await checkAgainstCpu([2, 9, 12, 4], [2, 3, 4, 2], {strides: [3, 3], padsBegin: [0, 0], padsEnd: [2, 3], groups: 2,
+    const stride3 = await checkAgainstReference([2, 9, 12, 4], [2, 3, 4, 2], {strides: [3, 3], padsBegin: [0, 0], padsEnd: [2, 3], groups: 2,
                                                                         filterShape: [4, 4]});
     expect(unitsOf(stride3)).toEqual(['taps', 1, true, 3, 'none', 'before']);
-    const mixed = await checkAgainstCpu([1, 32, 9, 3], [1, 16, 3, 3], {strides: [2, 3], padsBegin: [0, 0], padsEnd: [2, 1], groups: 3,
+    const mixed = await checkAgainstReference([1, 32, 9, 3], [1, 16, 3, 3], {strides: [2, 3], padsBegin: [0, 0], padsEnd: [2, 1], groups: 3,
                                                                        filterShape: [4, 4]});
     expect(unitsOf(mixed)).toEqual(['taps', 1, true, 4, 'before', 'before']);
     // A kernel within the stride (2 × 2 at stride 2, 2 × 1 at stride 3): no neighbours; a src column past the kernel is never read.
-    const withinStride = await checkAgainstCpu([2, 16, 12, 2], [2, 8, 4, 2], {strides: [2, 3], groups: 2, filterShape: [2, 2]});
+    const withinStride = await checkAgainstReference([2, 16, 12, 2], [2, 8, 4, 2], {strides: [2, 3], groups: 2, filterShape: [2, 2]});
     expect(unitsOf(withinStride)).toEqual(['taps', 1, true, 8, 'none', 'none']);
-    const threeD = await checkAgainstCpu([2, 3, 8, 6, 2], [2, 3, 4, 3, 2], {strides: [1, 2, 2], padsBegin: [1, 0, 0], padsEnd: [1, 1, 1],
+    const threeD = await checkAgainstReference([2, 3, 8, 6, 2], [2, 3, 4, 3, 2], {strides: [1, 2, 2], padsBegin: [1, 0, 0], padsEnd: [1, 1, 1],
                                                                             groups: 2, filterShape: [3, 3, 3]});
     expect(unitsOf(threeD)).toEqual(['taps', 1, true, 4, 'none', 'before']);
     // The transposed op: its outputDelta is src, its input diffDst.
-    const transposed = await checkAgainstCpu([2, 4, 3, 3], [2, 8, 6, 3], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 3,
+    const transposed = await checkAgainstReference([2, 4, 3, 3], [2, 8, 6, 3], {strides: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1], groups: 3,
                                                                           filterShape: [3, 3]}, true);
     expect(unitsOf(transposed)).toEqual(['taps', 1, true, 4, 'none', 'before']);
     // A 4 × 4 kernel at stride 2 with a begin pad of 1: taps of the neighbours on both sides, rows and positions.
-    const bothSides = await checkAgainstCpu([2, 24, 8, 2], [2, 12, 4, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [2, 1], groups: 2,
+    const bothSides = await checkAgainstReference([2, 24, 8, 2], [2, 12, 4, 2], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [2, 1], groups: 2,
                                                                            filterShape: [4, 4]});
     expect(unitsOf(bothSides)).toEqual(['taps', 1, true, 4, 'both', 'both']);
     // Stride 1 ('same', pads of 1) in images up to 8 high, one unit an image: MobileNet's
     // conv6/dw (4 × 4) and conv5_x/dw (8 × 8) shapes, and a row one position wide (no neighbours).
-    const stride1Small = await checkAgainstCpu([2, 4, 4, 4], [2, 4, 4, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    const stride1Small = await checkAgainstReference([2, 4, 4, 4], [2, 4, 4, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
     expect(unitsOf(stride1Small)).toEqual(['taps', 1, true, 4, 'none', 'both']);
-    const stride1Eight = await checkAgainstCpu([2, 8, 8, 4], [2, 8, 8, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    const stride1Eight = await checkAgainstReference([2, 8, 8, 4], [2, 8, 8, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
     expect(unitsOf(stride1Eight)).toEqual(['taps', 1, true, 8, 'none', 'both']);
-    const oneWide = await checkAgainstCpu([3, 5, 1, 2], [3, 5, 1, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    const oneWide = await checkAgainstReference([3, 5, 1, 2], [3, 5, 1, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     expect(unitsOf(oneWide)).toEqual(['taps', 1, true, 5, 'none', 'none']);
     // Not taken: taps reaching two positions further (4 × 4 at stride 1 with no begin pad), stride 1
     // in an image taller than 8, a prime height above 8, a dilation, 4 diffDst channels a group
     // (taps over 4 channels).
-    const twoFurther = await checkAgainstCpu([1, 6, 6, 2], [1, 6, 6, 2], {strides: [1, 1], padsBegin: [0, 0], padsEnd: [3, 3], groups: 2, filterShape: [4, 4]});
-    const tallStride1 = await checkAgainstCpu([1, 12, 6, 2], [1, 12, 6, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
-    const primeHeight = await checkAgainstCpu([1, 22, 6, 2], [1, 11, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
-    const dilated = await checkAgainstCpu([1, 8, 8, 2], [1, 3, 3, 2], {strides: [2, 2], dilations: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1],
+    const twoFurther = await checkAgainstReference([1, 6, 6, 2], [1, 6, 6, 2], {strides: [1, 1], padsBegin: [0, 0], padsEnd: [3, 3], groups: 2, filterShape: [4, 4]});
+    const tallStride1 = await checkAgainstReference([1, 12, 6, 2], [1, 12, 6, 2], {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    const primeHeight = await checkAgainstReference([1, 22, 6, 2], [1, 11, 3, 2], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    const dilated = await checkAgainstReference([1, 8, 8, 2], [1, 3, 3, 2], {strides: [2, 2], dilations: [2, 2], padsBegin: [0, 0], padsEnd: [1, 1],
                                                                        groups: 2, filterShape: [3, 3]});
-    const fourChannels = await checkAgainstCpu([1, 8, 8, 2], [1, 4, 4, 8], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
+    const fourChannels = await checkAgainstReference([1, 8, 8, 2], [1, 4, 4, 8], {strides: [2, 2], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]});
     expect([twoFurther, tallStride1, primeHeight, dilated, fourChannels].map(plan => plan.srcRowUnits)).toEqual([false, false, false, false, false]);
   });
 
@@ -266,37 +265,37 @@ describe('webgpu:', () => {
   it('packs splits into shared workgroups, splits straddling two, and spreads a small problem over two workgroups', async () => {
     // 12 filter planes × 4 splits = 48 invocations: 2 workgroups of 24, so the second split
     // (invocations 12-23) and the third (24-35) lie in different workgroups from their neighbours.
-    const small = await checkAgainstCpu([3, 20, 20, 12], [3, 20, 20, 12], {strides: [1, 1], autoPad: 'same_upper', groups: 12, filterShape: [3, 3]});
+    const small = await checkAgainstReference([3, 20, 20, 12], [3, 20, 20, 12], {strides: [1, 1], autoPad: 'same_upper', groups: 12, filterShape: [3, 3]});
     expect([small.blocksPerSplit, small.splits, small.workgroups, small.invocationsPerWorkgroup]).toEqual([12, 4, 2, 24]);
     // 4 planes a split, 40 splits: 160 invocations in 3 workgroups of 56 (14 splits each).
-    const packed = await checkAgainstCpu([8, 40, 40, 4], [8, 40, 40, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
+    const packed = await checkAgainstReference([8, 40, 40, 4], [8, 40, 40, 4], {strides: [1, 1], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]});
     expect([packed.blocksPerSplit, packed.splits, packed.workgroups, packed.invocationsPerWorkgroup]).toEqual([4, 40, 3, 56]);
     expect(packed.workgroups).toBeLessThan(packed.splits);
   });
 
   it('runs taps in blocks of 3 + 2 (width 5: a tap beyond the kernel), strided and dilated, channel multiplier 2, NCX', async () => {
-    const plan = await checkAgainstCpu([2, 3, 7, 12], [2, 6, 6, 3], {strides: [1, 3], dilations: [1, 2], padsBegin: [0, 2], padsEnd: [1, 1],
+    const plan = await checkAgainstReference([2, 3, 7, 12], [2, 6, 6, 3], {strides: [1, 3], dilations: [1, 2], padsBegin: [0, 2], padsEnd: [1, 1],
                                                                       groups: 3, filterShape: [3, 5], dataFormat: 'NCX'});
     expect(plan.mode).toBe('taps');
     expect(plan.taps).toBe(3);
   });
 
   it('runs taps of one (width 1) and of four (width 8, two blocks), transposed', async () => {
-    const one = await checkAgainstCpu([3, 6, 5, 4], [3, 6, 5, 4], {strides: [1, 1], groups: 4, filterShape: [1, 1]});
+    const one = await checkAgainstReference([3, 6, 5, 4], [3, 6, 5, 4], {strides: [1, 1], groups: 4, filterShape: [1, 1]});
     expect([one.mode, one.taps]).toEqual(['taps', 1]);
-    const four = await checkAgainstCpu([2, 5, 8], [2, 11, 8], {strides: [2], padsBegin: [3], padsEnd: [2], groups: 8, filterShape: [8]}, true);
+    const four = await checkAgainstReference([2, 5, 8], [2, 11, 8], {strides: [2], padsBegin: [3], padsEnd: [2], groups: 8, filterShape: [8]}, true);
     expect([four.mode, four.taps]).toEqual(['taps', 4]);
   });
 
   it('runs several row and column blocks, channels not multiples of the block (8-row blocks)', async () => {
-    const plan = await checkAgainstCpu([2, 7, 7, 40], [2, 4, 4, 70], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], filterShape: [3, 2]});
+    const plan = await checkAgainstReference([2, 7, 7, 40], [2, 4, 4, 70], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [1, 1], filterShape: [3, 2]});
     expect(plan.mode).toBe('blocks');
     expect(plan.blockRows).toBe(8);
     expect(Math.ceil(70 / plan.blockRows) * Math.ceil(40 * 6 / BLOCK_COLUMNS)).toBeGreaterThan(2);
   });
 
   it('runs 4-row blocks (5 diffDst channels per group, grouped, NCX, dilated)', async () => {
-    const plan = await checkAgainstCpu([2, 6, 9, 9], [2, 10, 8, 5], {strides: [1, 2], dilations: [2, 1], padsBegin: [1, 1], padsEnd: [0, 1],
+    const plan = await checkAgainstReference([2, 6, 9, 9], [2, 10, 8, 5], {strides: [1, 2], dilations: [2, 1], padsBegin: [1, 1], padsEnd: [0, 1],
                                                                        groups: 2, filterShape: [2, 3], dataFormat: 'NCX'});
     expect(plan.mode).toBe('blocks');
     expect(plan.blockRows).toBe(4);
@@ -304,70 +303,70 @@ describe('webgpu:', () => {
 
   it('sweeps rows of 12 or more positions in blocks (NXC 8-row, NCX 4-row, 1-D), walks shorter ones', async () => {
     // NXC with diffDst channels not a multiple of 4 (else taps over 4 channels).
-    const nxc = await checkAgainstCpu([2, 9, 19, 12], [2, 9, 19, 18], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    const nxc = await checkAgainstReference([2, 9, 19, 12], [2, 9, 19, 18], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect([nxc.mode, nxc.blockRows, nxc.rowSweep]).toEqual(['blocks', 8, true]);
-    const ncx = await checkAgainstCpu([2, 6, 5, 21], [2, 5, 5, 19], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 0],
+    const ncx = await checkAgainstReference([2, 6, 5, 21], [2, 5, 5, 19], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 0],
                                                                       filterShape: [2, 3], dataFormat: 'NCX'});
     expect([ncx.mode, ncx.blockRows, ncx.rowSweep]).toEqual(['blocks', 4, true]);
-    const oneD = await checkAgainstCpu([3, 40, 6], [3, 19, 10], {strides: [2], padsBegin: [0], padsEnd: [1], filterShape: [4]});
+    const oneD = await checkAgainstReference([3, 40, 6], [3, 19, 10], {strides: [2], padsBegin: [0], padsEnd: [1], filterShape: [4]});
     expect([oneD.mode, oneD.rowSweep]).toEqual(['blocks', true]);
-    const short = await checkAgainstCpu([4, 12, 12, 8], [4, 8, 8, 18], {strides: [1, 1], filterShape: [5, 5]});
+    const short = await checkAgainstReference([4, 12, 12, 8], [4, 8, 8, 18], {strides: [1, 1], filterShape: [5, 5]});
     expect([short.mode, short.rowSweep]).toEqual(['blocks', false]);
   });
 
   it('sweeps a 1×1 layer\'s positions as one row (pointwise axes merged)', async () => {
-    const plan = await checkAgainstCpu([3, 4, 5, 12], [3, 4, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
+    const plan = await checkAgainstReference([3, 4, 5, 12], [3, 4, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
     expect([plan.mode, plan.rowSweep, plan.reductionRows]).toEqual(['blocks', true, 3]);
-    const strided = await checkAgainstCpu([3, 7, 7, 8], [3, 4, 4, 8], {strides: [2, 2], filterShape: [1, 1]});
+    const strided = await checkAgainstReference([3, 7, 7, 8], [3, 4, 4, 8], {strides: [2, 2], filterShape: [1, 1]});
     expect([strided.mode, strided.reductionRows]).toEqual(['blocks', 3 * 4 * 4]);
   });
 
   it('runs taps in windows: 3 × 3 sliding 1 tap over units of 4 rows, 7 × 3 in row blocks of 4 + 3 sliding 2 taps (stride 2), 1-D', async () => {
-    const slide1 = await checkAgainstCpu([2, 10, 20, 6], [2, 10, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
+    const slide1 = await checkAgainstReference([2, 10, 20, 6], [2, 10, 20, 6], {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]});
     expect([slide1.mode, slide1.tapRows, slide1.taps, slide1.tapShift, slide1.outputRows]).toEqual(['taps', 3, 3, 1, 4]);
     // Units of 4 output rows over a height of 7 (the last unit has 3 rows), dilated along the row, split.
-    const partialUnit = await checkAgainstCpu([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],
+    const partialUnit = await checkAgainstReference([3, 7, 9, 5], [3, 7, 5, 5], {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 0], padsEnd: [1, 0],
                                                                          groups: 5, filterShape: [3, 3]});
     expect([partialUnit.mode, partialUnit.outputRows]).toEqual(['taps', 4]);
     // Units of 4 rows at stride 2 (9 window rows for 12 rows of products) and at dilation 2 along the rows.
-    const rowStride2 = await checkAgainstCpu([2, 9, 12, 8], [2, 5, 6, 8], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 8,
+    const rowStride2 = await checkAgainstReference([2, 9, 12, 8], [2, 5, 6, 8], {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], groups: 8,
                                                                            filterShape: [3, 3]});
     expect([rowStride2.mode, rowStride2.outputRows, rowStride2.rowStride, rowStride2.rowDilation, rowStride2.tapShift]).toEqual(['taps', 4, 2, 1, 2]);
-    const rowDilation2 = await checkAgainstCpu([2, 11, 9, 4], [2, 7, 7, 4], {strides: [1, 1], dilations: [2, 1], groups: 4, filterShape: [3, 3]});
+    const rowDilation2 = await checkAgainstReference([2, 11, 9, 4], [2, 7, 7, 4], {strides: [1, 1], dilations: [2, 1], groups: 4, filterShape: [3, 3]});
     expect([rowDilation2.mode, rowDilation2.outputRows, rowDilation2.rowStride, rowDilation2.rowDilation]).toEqual(['taps', 4, 1, 2]);
-    const slide2 = await checkAgainstCpu([2, 11, 23, 4], [2, 4, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
+    const slide2 = await checkAgainstReference([2, 11, 23, 4], [2, 4, 11, 8], {strides: [2, 2], padsBegin: [2, 1], padsEnd: [0, 0], groups: 4,
                                                                          filterShape: [7, 3]});
     expect([slide2.mode, slide2.tapRows, slide2.taps, slide2.tapShift, slide2.outputRows]).toEqual(['taps', 4, 3, 2, 1]);
-    const oneD = await checkAgainstCpu([2, 5, 30], [2, 5, 30], {strides: [1], dilations: [2], padsBegin: [2], padsEnd: [0], groups: 5,
+    const oneD = await checkAgainstReference([2, 5, 30], [2, 5, 30], {strides: [1], dilations: [2], padsBegin: [2], padsEnd: [0], groups: 5,
                                                                   filterShape: [2], dataFormat: 'NCX'});
     expect([oneD.mode, oneD.tapRows, oneD.taps, oneD.tapShift]).toEqual(['taps', 1, 2, 2]);
   });
 
   it('runs layers with a kernel window as taps over 4 diffDst channels at once: 3 × 3 in units of 2 rows, 5 × 5, 7 × 7 strided, grouped, transposed, dense 3-D', async () => {
-    const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstCpu>>) => {
+    const lanesOf = (plan: Awaited<ReturnType<typeof checkAgainstReference>>) => {
       expect(plan.diffDstComponents as number).toBe(plan.tapLanes);
       return [plan.mode, plan.tapLanes, plan.tapRows, plan.taps, plan.tapShift, plan.outputRows];
     };
-    const mnist = await checkAgainstCpu([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    const mnist = await checkAgainstReference([3, 9, 14, 1], [3, 9, 14, 8], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(lanesOf(mnist)).toEqual(['taps', 4, 3, 3, 1, 2]);
     // Two groups of 3 src and 4 diffDst channels, dilated along the row, over an odd height.
-    const grouped = await checkAgainstCpu([2, 9, 16, 6], [2, 5, 9, 8], {strides: [1, 1], dilations: [1, 2], padsBegin: [0, 1], padsEnd: [0, 0],
+    const grouped = await checkAgainstReference([2, 9, 16, 6], [2, 5, 9, 8], {strides: [1, 1], dilations: [1, 2], padsBegin: [0, 1], padsEnd: [0, 0],
                                                                          groups: 2, filterShape: [5, 5]});
     expect(lanesOf(grouped)).toEqual(['taps', 4, 5, 3, 3, 2]);
-    const strided = await checkAgainstCpu([1, 20, 20, 3], [1, 10, 10, 12], {strides: [2, 2], padsBegin: [3, 3], padsEnd: [2, 2], filterShape: [7, 7]});
+    const strided = await checkAgainstReference([1, 20, 20, 3], [1, 10, 10, 12], {strides: [2, 2], padsBegin: [3, 3], padsEnd: [2, 2], filterShape: [7, 7]});
     expect(lanesOf(strided)).toEqual(['taps', 4, 4, 4, 2, 1]);
     // Transposed: src is the op's outputDelta (2 channels), diffDst its input (4 channels); stride 2 along the rows: one row a unit.
-    const transposed = await checkAgainstCpu([2, 6, 7, 4], [2, 12, 15, 2], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0],
+    const transposed = await checkAgainstReference([2, 6, 7, 4], [2, 12, 15, 2], {strides: [2, 2], padsBegin: [1, 0], padsEnd: [0, 0],
                                                                              filterShape: [3, 3]}, true);
     expect(lanesOf(transposed)).toEqual(['taps', 4, 3, 3, 2, 1]);
-    const dense3d = await checkAgainstCpu([2, 4, 6, 7, 12], [2, 4, 6, 7, 8], {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [3, 3, 3]});
+    const dense3d = await checkAgainstReference([2, 4, 6, 7, 12], [2, 4, 6, 7, 8], {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [3, 3, 3]});
     expect(lanesOf(dense3d)).toEqual(['taps', 4, 3, 3, 1, 2]);
     // diffDst channels not innermost (NCX) or not a multiple of 4, or a 1 × 1 kernel: blocks.
-    const ncx = await checkAgainstCpu([2, 3, 9, 9], [2, 8, 9, 9], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'});
+    const ncx = await checkAgainstReference([2, 3, 9, 9], [2, 8, 9, 9], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], dataFormat: 'NCX'});
     expect(ncx.mode).toBe('blocks');
-    const six = await checkAgainstCpu([2, 9, 9, 3], [2, 9, 9, 6], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
+    const six = await checkAgainstReference([2, 9, 9, 3], [2, 9, 9, 6], {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]});
     expect(six.mode).toBe('blocks');
-    const pointwise = await checkAgainstCpu([2, 5, 5, 3], [2, 5, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
+    const pointwise = await checkAgainstReference([2, 5, 5, 3], [2, 5, 5, 8], {strides: [1, 1], filterShape: [1, 1]});
     expect(pointwise.mode).toBe('blocks');
   });
 
@@ -398,7 +397,7 @@ describe('webgpu:', () => {
       expect(await run(1)).withContext(JSON.stringify(p.attrs)).toEqual(await run(0));
       tf.dispose([input, outputDelta]);
     }
-    await checkAgainstCpu(problems[1].shapes[0], problems[1].shapes[1], problems[1].attrs, true);
+    await checkAgainstReference(problems[1].shapes[0], problems[1].shapes[1], problems[1].attrs, true);
   });
 
   it('compiles no new shader for a new batch size or new spatial sizes', async () => {

@@ -15,6 +15,8 @@ import {FuzzProblem, materialize, problemData, simplerSpecs} from './problems';
 export interface CheckOptions {
   atol: number;
   rtol: number;
+  /** A problem's own tolerance, in place of atol and rtol (a float16 device's grows with the reduction). */
+  toleranceFor?: (problem: FuzzProblem) => {atol: number; rtol: number};
   /** Makes an input tensor as the backend should receive it (webgl: already on the GPU). */
   place?: (values: Float32Array, shape: number[]) => tf.Tensor;
 }
@@ -152,6 +154,7 @@ interface ProblemCall {
 /** Places the inputs and calls the problem's entry point; `failure` when that threw. */
 function callProblem(problem: FuzzProblem, options: CheckOptions, expected?: Expected): ProblemCall {
   const want = expected ?? expectedOf(problem);
+  const {atol, rtol} = options.toleranceFor?.(problem) ?? options;
   const data = problemData(problem);
   const place = options.place ?? placeOnBackend;
   const {spec} = problem;
@@ -181,10 +184,10 @@ function callProblem(problem: FuzzProblem, options: CheckOptions, expected?: Exp
       const inputs: tf.NamedTensorMap = {input, outputDelta, ...(filterShapeTensor ? {filterShape: filterShapeTensor} : {})};
       result = tf.engine().runKernel(problem.kernelName, inputs, attrs) as tf.Tensor;
     }
-    return {made, atol: options.atol, rtol: options.rtol, want, before, result};
+    return {made, atol, rtol, want, before, result};
   } catch (e) {
     const after = memorySnapshot();
-    return {made, atol: options.atol, rtol: options.rtol, want, before, failure: `threw ${(e as Error)?.message ?? e}${sameMemory(before, after) ? '' : ' (and left memory behind)'}`};
+    return {made, atol, rtol, want, before, failure: `threw ${(e as Error)?.message ?? e}${sameMemory(before, after) ? '' : ' (and left memory behind)'}`};
   }
 }
 

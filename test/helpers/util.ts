@@ -86,3 +86,13 @@ export function expectClose(
     expect(worst).toBe(-1);
   }
 }
+
+/**
+ * Selects backend `name` and fails the spec unless tfjs switched to it: tf.setBackend resolves
+ * false when the backend cannot start, and a comparison of two backends run without that check
+ * may compare one backend with itself.
+ */
+export async function selectBackend(name: string): Promise<void> {
+  expect(await tf.setBackend(name)).withContext(`tf.setBackend('${name}')`).toBe(true);
+  expect(tf.getBackend()).withContext('tf.getBackend()').toBe(name);
+}

@@ -29,6 +29,12 @@ export interface TfjsSuiteResult {
   passed: number;
   failed: Array<{name: string; message: string}>;
   skipped: Array<{name: string; reason: string}>;
+  /** Failures outside any spec: an error in a beforeAll or afterAll, or at the top level. */
+  suiteFailures: Array<{name: string; message: string}>;
+  /** jasmine's overall status of the run ('passed', 'failed', 'incomplete'). */
+  overallStatus: string;
+  /** The child process's exit code. */
+  exitCode: number;
   seconds: number;
 }
 
@@ -72,7 +78,12 @@ function bundle(): Promise<void> {
       spec_dir: path.relative(ROOT, OUT_DIR),
       spec_files: [path.basename(BUNDLE)],
       jsLoader: 'require',
-      env: {random: false, stopSpecOnExpectationFailure: false},
+      // tfjs's test files, written for jasmine 3, repeat three spec names within a suite
+      // (separableConv2d's 'Incorrect depthwise filter rank raises error', depthwiseConv2D's
+      // 'input=1x5x5x1,f=3,s=1,d=2,p=valid,chMul=1', depthwiseConv2d gradients' 'gradient with
+      // clones'); jasmine 7 forbids that by default, declares none of the repeats and reports a
+      // suite error. Allowed here, so that every spec of theirs runs.
+      env: {random: false, stopSpecOnExpectationFailure: false, forbidDuplicateNames: false},
     }));
   });
   return bundled;
@@ -82,7 +93,7 @@ function bundle(): Promise<void> {
 export async function runTfjsSuite(backend: 'cpu' | 'wasm', dropIn: boolean): Promise<TfjsSuiteResult> {
   await bundle();
   const started = Date.now();
-  const output = await new Promise<string>((resolve, reject) => {
+  const {output, exitCode} = await new Promise<{output: string; exitCode: number}>((resolve, reject) => {
     execFile(
         process.execPath,
         [path.join(ROOT, 'node_modules', 'jasmine', 'bin', 'jasmine.js'), `--config=${path.join(OUT_DIR, 'jasmine.json')}`],
@@ -90,20 +101,37 @@ export async function runTfjsSuite(backend: 'cpu' | 'wasm', dropIn: boolean): Pr
           cwd: ROOT, env: {...process.env, TFJS_SUITE_BACKEND: backend, TFJS_SUITE_DROP_IN: dropIn ? '1' : '0'},
           maxBuffer: 64 * 2 ** 20,
         },
-        // jasmine exits 1 when a spec fails: the result line says which.
+        // jasmine exits non-zero when a spec or a suite fails: the result line says which, and the
+        // code is kept so that a run whose status and exit code disagree (a crash after the
+        // result line) fails too.
         (error, stdout, stderr) => {
-          if (stdout.includes(TFJS_SUITE_RESULT)) resolve(stdout);
+          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+          if (stdout.includes(TFJS_SUITE_RESULT)) resolve({output: stdout, exitCode: code});
           else reject(new Error(`tfjs suite on ${backend} did not report (${error?.message ?? ''}):\n${stdout}\n${stderr}`));
         });
   });
   const line = output.split('\n').find(l => l.startsWith(TFJS_SUITE_RESULT))!;
-  return {...JSON.parse(line.slice(TFJS_SUITE_RESULT.length)), seconds: (Date.now() - started) / 1000};
+  return {...JSON.parse(line.slice(TFJS_SUITE_RESULT.length)), exitCode, seconds: (Date.now() - started) / 1000};
+}
+
+/**
+ * What is wrong with a run beyond its failed specs: failures outside any spec, and an exit code
+ * that disagrees with jasmine's overall status (0 exactly when it passed). Empty when nothing is.
+ */
+export function runProblems(r: TfjsSuiteResult): string[] {
+  const problems = r.suiteFailures.map(f => `outside a spec, in ${f.name}: ${f.message}`);
+  if ((r.exitCode === 0) !== (r.overallStatus === 'passed')) {
+    problems.push(`jasmine's overall status is '${r.overallStatus}' but the run exited with code ${r.exitCode}`);
+  }
+  return problems;
 }
 
 /** One line per run: run / passed / failed / skipped by name. */
 export function describeResult(r: TfjsSuiteResult): string {
   return `${r.backend}, ${r.dropIn ? 'with the drop-in gradients' : 'tfjs alone (baseline)'}: ${r.run} run, ${
-      r.passed} passed, ${r.failed.length} failed, ${r.skipped.length} skipped by name (${r.seconds.toFixed(0)} s)`;
+      r.passed} passed, ${r.failed.length} failed, ${r.skipped.length} skipped by name, ${
+      r.suiteFailures.length} failures outside specs; jasmine status ${r.overallStatus}, exit code ${r.exitCode} (${
+      r.seconds.toFixed(0)} s)`;
 }
 
 if (require.main === module) {
@@ -113,6 +141,7 @@ if (require.main === module) {
     for (const r of results) {
       console.log(describeResult(r));
       for (const f of r.failed) console.log(`  failed: ${f.name}\n    ${f.message.slice(0, 300)}`);
+      for (const problem of runProblems(r)) console.log(`  ${problem.slice(0, 300)}`);
       for (const s of r.skipped) console.log(`  skipped: ${s.name}: ${s.reason}`);
     }
   })();

@@ -41,7 +41,13 @@ env.configure({
   },
 });
 
-const result = {backend, dropIn, run: 0, passed: 0, failed: [] as Array<{name: string; message: string}>, skipped};
+// Per-spec results, and what fails outside a spec (an error in a beforeAll or afterAll, or at the
+// top level: jasmine reports those on the suite or the run, not on any spec) with the run's
+// overall status, so run.ts can fail on either.
+const result = {
+  backend, dropIn, run: 0, passed: 0, failed: [] as Array<{name: string; message: string}>, skipped,
+  suiteFailures: [] as Array<{name: string; message: string}>, overallStatus: 'unknown',
+};
 env.addReporter({
   specDone(spec) {
     if (spec.status === 'excluded') return;  // counted in `skipped` by the filter
@@ -49,7 +55,16 @@ env.addReporter({
     if (spec.status === 'passed') result.passed++;
     else result.failed.push({name: spec.fullName, message: spec.failedExpectations.map(e => e.message).join('; ')});
   },
-  jasmineDone() {
+  suiteDone(suite) {
+    if (suite.failedExpectations.length > 0) {
+      result.suiteFailures.push({name: suite.fullName, message: suite.failedExpectations.map(e => e.message).join('; ')});
+    }
+  },
+  jasmineDone(run) {
+    if (run.failedExpectations.length > 0) {
+      result.suiteFailures.push({name: '(top level)', message: run.failedExpectations.map(e => e.message).join('; ')});
+    }
+    result.overallStatus = run.overallStatus;
     // The first spec-filter call per spec is recorded; jasmine may ask again.
     result.skipped = [...new Map(skipped.map(s => [s.name, s])).values()];
     console.log(`\n${TFJS_SUITE_RESULT}${JSON.stringify(result)}`);
