@@ -256,3 +256,64 @@ describe(`the tensorflow kernels (${TENSORFLOW_BACKEND.loaded ? 'tfjs-node' : 't
     tf.dispose([input, outputDelta, dW]);
   });
 });
+
+describe('planNative', () => {
+  const all = {hasKernel: () => true, padded: false};
+  const plan = (op: typeof ConvolutionBackpropFilters | typeof ConvTransposeBackpropFilters, input: number[],
+                outputDelta: number[], attrs: Record<string, unknown>, options = all) =>
+      planNative(computeGeometry(op, {input: {shape: input, dtype: 'float32'}, outputDelta: {shape: outputDelta, dtype: 'float32'}}, attrs), options);
+
+  it('a 2-D NCX convolution: Conv2DBackpropFilter on NHWC shapes, pad valid, the filter [K, C, O]', () => {
+    expect(plan(ConvolutionBackpropFilters, [2, 3, 9, 8], [2, 4, 4, 3], {strides: [2, 3], dataFormat: 'NCX', filterFormat: 'OIX', filterShape: [3, 2]}))
+        .toEqual({
+          path: 'native', kernel: 'Conv2DBackpropFilter', pad: 'valid', xShape: [2, 9, 8, 3], dyShape: [2, 4, 3, 4],
+          attrs: {strides: [2, 3], pad: 'valid', dataFormat: 'NHWC', filterShape: [3, 2, 3, 4]},
+        });
+  });
+
+  it('a 1-D depthwise convolution: height 1 with the width\'s stride (equal strides), the filter [1, K, C, M]', () => {
+    expect(plan(ConvolutionBackpropFilters, [2, 11, 4], [2, 5, 8], {strides: [2], groups: 4, filterShape: [3]})).toEqual({
+      path: 'native', kernel: 'DepthwiseConv2dNativeBackpropFilter', pad: 'valid', xShape: [2, 1, 11, 4], dyShape: [2, 1, 5, 8],
+      attrs: {strides: [2, 2], dilations: [1, 1], pad: 'valid', filterShape: [1, 3, 4, 2]},
+    });
+  });
+
+  it('the transposed op: x is outputDelta, dy is input; 3-D takes Conv3DBackpropFilterV2', () => {
+    expect(plan(ConvTransposeBackpropFilters, [1, 2, 2, 2, 3], [1, 4, 4, 4, 5], {strides: [2, 2, 2], filterShape: [2, 2, 2]}))
+        .toEqual({
+          path: 'native', kernel: 'Conv3DBackpropFilterV2', pad: 'valid', xShape: [1, 4, 4, 4, 5], dyShape: [1, 2, 2, 2, 3],
+          attrs: {strides: [2, 2, 2], pad: 'valid', filterShape: [2, 2, 2, 5, 3]},
+        });
+  });
+
+  it('same_upper padding: composite (reads-padding) by default, native \'same\' with the flag; explicit pads equal to it too', () => {
+    const same = {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]};
+    const explicit = {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]};
+    for (const attrs of [same, explicit]) {
+      expect(plan(ConvolutionBackpropFilters, [1, 5, 5, 2], [1, 5, 5, 3], attrs)).toEqual({path: 'composite', reason: 'reads-padding'});
+      const padded = plan(ConvolutionBackpropFilters, [1, 5, 5, 2], [1, 5, 5, 3], attrs, {...all, padded: true});
+      expect(padded.path === 'native' && padded.pad).toBe('same');
+    }
+  });
+
+  it('gives each reason', () => {
+    const conv = (input: number[], outputDelta: number[], attrs: Record<string, unknown>, options = all) =>
+        describePlan(plan(ConvolutionBackpropFilters, input, outputDelta, {filterShape: [3, 3], ...attrs}, options));
+    expect(conv([0, 5, 5, 2], [0, 3, 3, 2], {strides: [1, 1]})).toBe('composite (empty-batch)');
+    expect(conv([1, 7, 7, 2], [1, 3, 5, 2], {strides: [1, 1], dilations: [2, 1]})).toBe('composite (dilated)');
+    expect(conv([1, 5, 5, 4], [1, 3, 3, 4], {strides: [1, 1], groups: 2})).toBe('composite (grouped)');
+    expect(conv([1, 7, 5, 2], [1, 3, 3, 2], {strides: [2, 1], groups: 2})).toBe('composite (depthwise-strides)');
+    expect(describePlan(plan(ConvolutionBackpropFilters, [1, 3, 3, 3, 2], [1, 1, 1, 1, 2], {strides: [1, 1, 1], groups: 2, filterShape: [3, 3, 3]})))
+        .toBe('composite (depthwise-3d)');
+    expect(conv([1, 5, 5, 2], [1, 3, 3, 2], {strides: [1, 1]}, {hasKernel: () => false, padded: false})).toBe('composite (no-native-kernel)');
+    expect(conv([1, 5, 5, 2], [1, 4, 4, 2], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [0, 0]})).toBe('composite (pads)');
+    expect(conv([1, 6, 6, 2], [1, 3, 3, 2], {strides: [2, 2], autoPad: 'same_lower'})).toBe('composite (pads)');
+    expect(conv([1, 5, 5, 2], [1, 5, 5, 2], {strides: [1, 1], autoPad: 'same_upper'})).toBe('composite (reads-padding)');
+  });
+
+  it('takes pads no tap reaches as valid: an end pad past the last read', () => {
+    // in 7, kernel 3, stride 2, end pad 1: the output stays 3, whose last window ends at (3 − 1)·2 + 2 = 6, inside the input.
+    expect(describePlan(plan(ConvolutionBackpropFilters, [1, 7, 7, 1], [1, 3, 3, 1], {strides: [2, 2], padsEnd: [1, 1], filterShape: [3, 3]})))
+        .toBe('native Conv2DBackpropFilter');
+  });
+});
