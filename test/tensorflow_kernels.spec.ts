@@ -266,14 +266,14 @@ describe('planNative', () => {
   it('a 2-D NCX convolution: Conv2DBackpropFilter on NHWC shapes, pad valid, the filter [K, C, O]', () => {
     expect(plan(ConvolutionBackpropFilters, [2, 3, 9, 8], [2, 4, 4, 3], {strides: [2, 3], dataFormat: 'NCX', filterFormat: 'OIX', filterShape: [3, 2]}))
         .toEqual({
-          path: 'native', kernel: 'Conv2DBackpropFilter', pad: 'valid', xShape: [2, 9, 8, 3], dyShape: [2, 4, 3, 4],
+          path: 'native', kernel: 'Conv2DBackpropFilter', pad: 'valid', srcSpatial: [9, 8], xShape: [2, 9, 8, 3], dyShape: [2, 4, 3, 4],
           attrs: {strides: [2, 3], pad: 'valid', dataFormat: 'NHWC', filterShape: [3, 2, 3, 4]},
         });
   });
 
   it('a 1-D depthwise convolution: height 1 with the width\'s stride (equal strides), the filter [1, K, C, M]', () => {
     expect(plan(ConvolutionBackpropFilters, [2, 11, 4], [2, 5, 8], {strides: [2], groups: 4, filterShape: [3]})).toEqual({
-      path: 'native', kernel: 'DepthwiseConv2dNativeBackpropFilter', pad: 'valid', xShape: [2, 1, 11, 4], dyShape: [2, 1, 5, 8],
+      path: 'native', kernel: 'DepthwiseConv2dNativeBackpropFilter', pad: 'valid', srcSpatial: [11], xShape: [2, 1, 11, 4], dyShape: [2, 1, 5, 8],
       attrs: {strides: [2, 2], dilations: [1, 1], pad: 'valid', filterShape: [1, 3, 4, 2]},
     });
   });
@@ -281,7 +281,7 @@ describe('planNative', () => {
   it('the transposed op: x is outputDelta, dy is input; 3-D takes Conv3DBackpropFilterV2', () => {
     expect(plan(ConvTransposeBackpropFilters, [1, 2, 2, 2, 3], [1, 4, 4, 4, 5], {strides: [2, 2, 2], filterShape: [2, 2, 2]}))
         .toEqual({
-          path: 'native', kernel: 'Conv3DBackpropFilterV2', pad: 'valid', xShape: [1, 4, 4, 4, 5], dyShape: [1, 2, 2, 2, 3],
+          path: 'native', kernel: 'Conv3DBackpropFilterV2', pad: 'valid', srcSpatial: [4, 4, 4], xShape: [1, 4, 4, 4, 5], dyShape: [1, 2, 2, 2, 3],
           attrs: {strides: [2, 2, 2], pad: 'valid', filterShape: [2, 2, 2, 5, 3]},
         });
   });
@@ -309,6 +309,30 @@ describe('planNative', () => {
     expect(conv([1, 5, 5, 2], [1, 4, 4, 2], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [0, 0]})).toBe('composite (pads)');
     expect(conv([1, 6, 6, 2], [1, 3, 3, 2], {strides: [2, 2], autoPad: 'same_lower'})).toBe('composite (pads)');
     expect(conv([1, 5, 5, 2], [1, 5, 5, 2], {strides: [1, 1], autoPad: 'same_upper'})).toBe('composite (reads-padding)');
+  });
+
+  it('crops src rows past the last window (a transposed op\'s output padding) so that \'valid\' gives dy\'s size', async () => {
+    // outputDelta (src) has (3 − 1)·1 + 3 + 1 = 6 positions; the windows of the 3 input positions read 0..4 only.
+    const attrs = {strides: [1], outputPadding: [1], filterShape: [3]};
+    const input = tf.tensor(seededValues(12, 3), [2, 3, 2]);
+    const outputDelta = tf.tensor(seededValues(36, 4), [2, 6, 3]);
+    const planned = planNative(computeGeometry(ConvTransposeBackpropFilters, {input, outputDelta}, attrs), all);
+    expect(planned.path === 'native' && [planned.srcSpatial, planned.xShape]).toEqual([[5], [2, 1, 5, 3]]);
+    expect(await tf.setBackend(TENSORFLOW)).toBe(true);
+    try {
+      const spies = spyOnKernels();
+      const dW = convTransposeBackpropFilters(input, outputDelta, attrs);
+      expect(observedPath(spies)).toBe('native Conv2DBackpropFilter');
+      const expected = referenceFilterGradient(
+          true, {shape: [2, 3, 2], values: input.dataSync()}, {shape: [2, 6, 3], values: outputDelta.dataSync()},
+          {strides: [1], outputPadding: [1], kernel: [3]});
+      expect(dW.shape).toEqual(expected.shape);
+      dW.dataSync().forEach((v, i) => expect(Math.abs(v - expected.values[i])).withContext(`dW[${i}]`).toBeLessThan(1e-5));
+      dW.dispose();
+    } finally {
+      await tf.setBackend('cpu');
+    }
+    tf.dispose([input, outputDelta]);
   });
 
   it('takes pads no tap reaches as valid: an end pad past the last read', () => {

@@ -79,7 +79,7 @@ describe('the verbose line', () => {
     it(`names the path on tensorflow, ${c.what}: ${c.path}`, async () => {
       expect(await tf.setBackend('tensorflow')).toBe(true);
       tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
-      tf.tidy(() => convolutionBackpropFilters(tf.ones(c.input), tf.ones(c.outputDelta), c.attrs));
+      tf.tidy(() => convolutionBackpropFilters(tf.ones(c.input), tf.ones(c.outputDelta), c.attrs as never));
       const printed = verboseLines();
       expect(printed.length).toBe(1);
       const fields = printed[0].split(',');

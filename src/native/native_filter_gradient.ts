@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type {TensorInfo} from '@tensorflow/tfjs-core';
 
 import {chunkBudgetBytes} from '../composite/chunk_budget';
-import {asTensor, compositeFilterGradient, transposeMerged} from '../composite/filter_gradient_composite';
+import {asTensor, compositeFilterGradient, sliceMerged, transposeMerged} from '../composite/filter_gradient_composite';
 import type {FilterGradientGeometry} from '../geometry';
 import {reportPath} from '../verbose';
 import {describePlan, FilterGradientPlan, NativeKernelName, nativePaddedAllowed, NativePlan, planNative} from './native_plan';
@@ -17,13 +17,22 @@ import {describePlan, FilterGradientPlan, NativeKernelName, nativePaddedAllowed,
 export function nativeFilterGradient(
     geometry: FilterGradientGeometry, plan: NativePlan, src: TensorInfo, diffDst: TensorInfo): tf.Tensor {
   return tf.tidy(() => {
-    const x = toChannelsLast(geometry, asTensor(src), plan.xShape);
+    const x = toChannelsLast(geometry, cropSpatial(geometry, asTensor(src), plan.srcSpatial), plan.xShape);
     const dy = toChannelsLast(geometry, asTensor(diffDst), plan.dyShape);
     const raw = tf.engine().runKernel(plan.kernel, {x, dy}, plan.attrs as tf.NamedAttrMap) as tf.Tensor;
     const kernelSizes = geometry.axes.map(axis => axis.kernelSize);
     const canonical = tf.reshape(raw, [...kernelSizes, geometry.src.channelsPerGroup, geometry.diffDst.channels]);
     return toFilterFormat(geometry, canonical);
   });
+}
+
+/** `tensor` (src, in the data format) cut to the first `spatial` positions of each spatial axis; itself when nothing is cut. */
+function cropSpatial(geometry: FilterGradientGeometry, tensor: tf.Tensor, spatial: readonly number[]): tf.Tensor {
+  const first = geometry.dataFormat === 'NXC' ? 1 : 2;
+  if (spatial.every((size, i) => size === tensor.shape[first + i])) return tensor;
+  const size = [...tensor.shape];
+  spatial.forEach((value, i) => size[first + i] = value);
+  return sliceMerged(tensor, size.map(() => 0), size);
 }
 
 /** A tensor of the data format as the kernel takes it: NCX moved to NXC, then reshaped (1-D: a unit height). */

@@ -63,6 +63,12 @@ export interface NativePlan {
   readonly kernel: NativeKernelName;
   /** 'valid' when no read falls in padding; 'same' (only with CONV_BACKPROP_FILTERS_NATIVE_PADDED) otherwise. */
   readonly pad: 'valid' | 'same';
+  /**
+   * The src positions each spatial axis reads, from 0: the src size, or less where the output
+   * is shorter than 'valid' would make it (a transposed op's output padding: src rows past the
+   * last window), which are cropped off so that TensorFlow's 'valid' gives dy's size.
+   */
+  readonly srcSpatial: readonly number[];
   /** The shapes x and dy take: NHWC, or NDHWC for Conv3DBackpropFilterV2. */
   readonly xShape: readonly number[];
   readonly dyShape: readonly number[];
@@ -137,6 +143,11 @@ export function planNative(geometry: FilterGradientGeometry, options: NativeOpti
     return composite('pads');
   }
 
+  // Where 'valid' would give more output than dy has (src rows past the last window), the src
+  // is cropped to the rows the windows read.
+  const srcSpatial = axes.map(
+      axis => pad === 'valid' ? Math.min(axis.srcSize, (axis.diffDstSize - 1) * axis.stride + axis.kernelSize) : axis.srcSize);
+
   // 1-D as 2-D: a unit height axis in front. Its stride is the width's for depthwise (TensorFlow
   // needs equal strides there; one row of one tap gives one output row at any stride), 1 otherwise.
   const asTwoD = spatialRank === 1;
@@ -144,7 +155,7 @@ export function planNative(geometry: FilterGradientGeometry, options: NativeOpti
   const kernelSizes = [...unit(1), ...axes.map(axis => axis.kernelSize)];
   const strides = [...unit(depthwise ? axes[0].stride : 1), ...axes.map(axis => axis.stride)];
   const channelsLast = (spatial: number[], channels: number) => [geometry.batch, ...unit(1), ...spatial, channels];
-  const xShape = channelsLast(axes.map(axis => axis.srcSize), geometry.src.channels);
+  const xShape = channelsLast(srcSpatial, geometry.src.channels);
   const dyShape = channelsLast(axes.map(axis => axis.diffDstSize), geometry.diffDst.channels);
   const sc = geometry.src.channelsPerGroup;
   const dc = geometry.diffDst.channelsPerGroup;
@@ -160,7 +171,7 @@ export function planNative(geometry: FilterGradientGeometry, options: NativeOpti
       attrs = {strides, pad, filterShape: [...kernelSizes, sc, dc]};
       break;
   }
-  return {path: 'native', kernel, pad, xShape, dyShape, attrs};
+  return {path: 'native', kernel, pad, srcSpatial, xShape, dyShape, attrs};
 }
 
 /** The plan as the verbose line prints it: `native <kernel>` or `composite (<reason>)`. */
