@@ -2,9 +2,12 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';  // tfjs's own gradi
 
 import * as tf from '@tensorflow/tfjs-core';
 import * as tfl from '@tensorflow/tfjs-layers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 import {checkGradients, ConvolutionBackpropFilters, installDropInGradients, uninstallDropInGradients} from '../kernels/index';
 import {TENSORFLOW_BACKEND} from './backends';
+import {checkLayerFit, checkLayerGradients, LayerDocument} from './helpers/layer_cases';
 import {seededTensor, seededValues} from './helpers/util';
 
 /**
@@ -116,6 +119,14 @@ describe(`drop-in gradients on tensorflow (${TENSORFLOW_BACKEND.loaded ? 'tfjs-n
         expect(spied.ours.calls.count()).withContext('ConvolutionBackpropFilters calls').toBeGreaterThan(0);
         tf.dispose([x, w]);
       });
+    }
+  });
+
+  describe('the PyTorch golden layers (test/golden/layers.json: dilated, conv3dTranspose) as on cpu:', () => {
+    const golden = JSON.parse(fs.readFileSync(path.join(__dirname, 'golden', 'layers.json'), 'utf8')) as LayerDocument;
+    for (const c of golden.cases) {
+      it(`${c.name}: loss and weight gradients`, () => checkLayerGradients(c, 1e-4, 1e-4));
+      it(`${c.name}: model.fit`, () => checkLayerFit(c, 1e-5, 1e-4));
     }
   });
 
