@@ -12,6 +12,7 @@
 import {registerKernel} from '@tensorflow/tfjs-core';
 
 import {registerChunkBytesFlag} from '../src/composite/chunk_budget';
+import {registerNativePaddedFlag} from '../src/native/native_plan';
 import {registerFilterGradientGradients} from '../src/training/gradients';
 import {registerMissingTfjsGradients} from '../src/training/tfjs_gradients';
 
@@ -52,9 +53,11 @@ for (const config of [...convolutionBackpropFiltersWasmConfigs, ...convTranspose
   registerKernel(config);
 }
 
-// The composite kernels for tfjs-node's `tensorflow` (kernels/node), and the tfjs flag that
-// bounds their memory per chunk.
+// tfjs-node's `tensorflow`: its own filter-gradient kernels where they compute the problem, the
+// composite elsewhere (kernels/node); the tfjs flags that bound the composite's memory per chunk
+// and let the native kernels take padded problems.
 registerChunkBytesFlag();
+registerNativePaddedFlag();
 for (const config of [...convolutionBackpropFiltersNodeConfigs, ...convTransposeBackpropFiltersNodeConfigs]) {
   registerKernel(config);
 }
@@ -68,4 +71,5 @@ export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_VERBOSE} from '../src/verbose';
 export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './host/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from '../src/composite/chunk_budget';
+export {CONV_BACKPROP_FILTERS_NATIVE_PADDED} from '../src/native/native_plan';
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

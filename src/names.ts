@@ -1,3 +1,4 @@
+import {getKernel} from '@tensorflow/tfjs-core';
 import type {KernelConfig, KernelFunc, NamedAttrMap} from '@tensorflow/tfjs-core';
 
 import {withVerboseLine} from './verbose';
@@ -59,11 +60,23 @@ export function withKernelNameDefaults<T extends object>(kernelName: string, att
 }
 
 /**
+ * What a kernel of this package is on its backend: `dedicated`, its own computation (cpu, wasm,
+ * webgl, webgpu: faster than the backend's own filter-gradient kernels), or `built-on-tfjs`, a
+ * translation onto the backend's own kernels and tfjs ops (tensorflow). The drop-in gradients
+ * keep tfjs's own gradient, where it works, on every backend without a dedicated kernel.
+ */
+export type KernelKind = 'dedicated' | 'built-on-tfjs';
+
+/** The property of a registered KernelConfig holding its KernelKind (shared by every copy of the package). */
+const KERNEL_KIND = Symbol.for('tfjs-conv-backprop-filters.kernelKind');
+
+/**
  * A kernel registered under each name of `op` (see KERNEL_ALIASES) for `backendName`; under a
  * name with defaults of its own (KERNEL_NAME_DEFAULTS) the kernel sees them filled in. Every
  * call prints its verbose line when CONV_BACKPROP_FILTERS_VERBOSE is on (src/verbose.ts).
  */
-export function kernelConfigsFor(op: OpName, backendName: string, kernelFunc: KernelFunc): KernelConfig[] {
+export function kernelConfigsFor(
+    op: OpName, backendName: string, kernelFunc: KernelFunc, kind: KernelKind = 'dedicated'): KernelConfig[] {
   return KERNEL_ALIASES[op].map(kernelName => ({
     kernelName,
     backendName,
@@ -72,5 +85,12 @@ export function kernelConfigsFor(op: OpName, backendName: string, kernelFunc: Ke
         KERNEL_NAME_DEFAULTS[kernelName] === undefined ?
             kernelFunc :
             args => kernelFunc({...args, attrs: withKernelNameDefaults<NamedAttrMap>(kernelName, args.attrs)})),
+    [KERNEL_KIND]: kind,
   }));
+}
+
+/** Whether `backendName` has a dedicated kernel of this package (see KernelKind). */
+export function hasDedicatedKernel(backendName: string): boolean {
+  const config = getKernel(ConvolutionBackpropFilters, backendName) as (KernelConfig & {[KERNEL_KIND]?: KernelKind}) | undefined;
+  return config?.[KERNEL_KIND] === 'dedicated';
 }

@@ -11,7 +11,7 @@ import type {FilterGradientGeometry} from './geometry';
  *
  * `path` is the implementation the kernel's plan chose (on cpu: `simd` or `loops` and the
  * threads; on webgl and webgpu: the pass and its splits; on tensorflow: the native kernel's
- * name or `composite`). `problem` gives the input, outputDelta and result shapes, the layouts,
+ * name, `native <kernel>`, or `composite (<reason>)`: see src/native/native_plan.ts). `problem` gives the input, outputDelta and result shapes, the layouts,
  * groups, strides, dilations and pads. `ms` is the time the kernel function took: on cpu and
  * wasm the computation; on webgl and webgpu the time to record the passes (the GPU runs them
  * later); on tensorflow the time to issue the native or composite ops. Defaults to false.

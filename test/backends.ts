@@ -10,10 +10,13 @@
  *   on tfjs's own cpu kernels — a second MathBackendCPU registered by test/helpers/setup.ts.
  * - `wasm`: the wasm kernel on @tensorflow/tfjs-backend-wasm: the cpu kernel's WebAssembly SIMD
  *   micro-kernels over views on the backend's heap.
- * - `tensorflow`: the composite kernel on tfjs-node, when @tensorflow/tfjs-node loads (it cannot
- *   be installed everywhere: its install downloads libtensorflow from outside the npm registry);
- *   where it does not, test/tensorflow_backend.spec.ts is pending with the reason, or fails
- *   under REQUIRE_TFJS_NODE=1.
+ * - `tensorflow`: this package's `tensorflow` kernel (tfjs's own filter-gradient kernels where
+ *   they compute the case, the composite elsewhere) on tfjs-node when @tensorflow/tfjs-node
+ *   loads; where it does not (its install downloads libtensorflow from outside the npm
+ *   registry), on a test backend registered under that name from tfjs-cpu's kernels with
+ *   TensorFlow's contract for the filter-gradient ones (test/helpers/tensorflow_test_backend.ts);
+ *   test/tensorflow_backend.spec.ts is then pending with the reason tfjs-node did not load, or
+ *   fails under REQUIRE_TFJS_NODE=1.
  */
 export interface BackendUnderTest {
   name: string;
@@ -42,5 +45,10 @@ export const NODE_BACKENDS: readonly BackendUnderTest[] = [
   {name: 'cpu-loops', kernel: 'cpu kernel, TypeScript loops'},
   {name: 'cpu-composite', kernel: 'composite kernel on tfjs cpu ops', tolerance: COMPOSITE_TOLERANCE},
   {name: 'wasm', kernel: 'wasm kernel, WebAssembly SIMD on the backend\'s heap'},
-  ...(TENSORFLOW_BACKEND.loaded ? [{name: 'tensorflow', kernel: 'composite kernel', tolerance: COMPOSITE_TOLERANCE}] : []),
+  {
+    name: 'tensorflow',
+    kernel: TENSORFLOW_BACKEND.loaded ? 'native or composite kernel on tfjs-node' :
+                                        'native or composite kernel on the tensorflow test backend (tfjs-cpu kernels)',
+    tolerance: COMPOSITE_TOLERANCE,
+  },
 ];

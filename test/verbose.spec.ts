@@ -61,6 +61,34 @@ describe('the verbose line', () => {
     });
   }
 
+  // The tensorflow kernel names TensorFlow's kernel it ran, or the composite with the reason
+  // (tfjs-node when it loads, else the test backend of that name: test/backends.ts).
+  const tensorflowCases = [
+    {what: 'a valid problem', attrs: {strides: [2, 2], filterShape: [3, 3]}, input: [2, 7, 7, 3], outputDelta: [2, 3, 3, 4],
+     path: 'native Conv2DBackpropFilter', problem: 'input:2x7x7x3 outputDelta:2x3x3x4 filter:3x3x3x4 NXC/XIO g1 s2x2 d1x1 pb0x0 pe0x0'},
+    {what: 'a valid depthwise one', attrs: {strides: [1, 1], groups: 3, filterShape: [3, 3]}, input: [1, 5, 5, 3], outputDelta: [1, 3, 3, 3],
+     path: 'native DepthwiseConv2dNativeBackpropFilter', problem: 'input:1x5x5x3 outputDelta:1x3x3x3 filter:3x3x1x3 NXC/XIO g3 s1x1 d1x1 pb0x0 pe0x0'},
+    {what: 'a valid 3-D one', attrs: {strides: [1, 1, 1], filterShape: [2, 2, 2]}, input: [1, 3, 3, 3, 2], outputDelta: [1, 2, 2, 2, 2],
+     path: 'native Conv3DBackpropFilterV2', problem: 'input:1x3x3x3x2 outputDelta:1x2x2x2x2 filter:2x2x2x2x2 NXC/XIO g1 s1x1x1 d1x1x1 pb0x0x0 pe0x0x0'},
+    {what: 'a dilated one', attrs, input: [2, 5, 9, 3], outputDelta: [2, 3, 3, 4], path: 'composite (dilated)',
+     problem: 'input:2x5x9x3 outputDelta:2x3x3x4 filter:3x3x3x4 NXC/XIO g1 s2x2 d1x2 pb1x1 pe1x0'},
+    {what: 'a padded one', attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, input: [1, 4, 4, 2], outputDelta: [1, 4, 4, 2],
+     path: 'composite (reads-padding)', problem: 'input:1x4x4x2 outputDelta:1x4x4x2 filter:3x3x2x2 NXC/XIO g1 s1x1 d1x1 pb1x1 pe1x1'},
+  ];
+  for (const c of tensorflowCases) {
+    it(`names the path on tensorflow, ${c.what}: ${c.path}`, async () => {
+      expect(await tf.setBackend('tensorflow')).toBe(true);
+      tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+      tf.tidy(() => convolutionBackpropFilters(tf.ones(c.input), tf.ones(c.outputDelta), c.attrs as never));
+      const printed = verboseLines();
+      expect(printed.length).toBe(1);
+      const fields = printed[0].split(',');
+      expect(fields.slice(0, 6)).toEqual([VERBOSE_PREFIX, 'exec', 'tensorflow', 'ConvolutionBackpropFilters', c.path, c.problem]);
+      expect(Number(fields[6])).toBeGreaterThanOrEqual(0);
+      expect(fields.length).toBe(7);
+    });
+  }
+
   it('prints one line per call, under the name the kernel was called by, for the transposed op too', () => {
     tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
     tf.tidy(() => {

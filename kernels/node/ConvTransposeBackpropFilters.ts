@@ -1,6 +1,6 @@
 import {ConvTransposeBackpropFilters} from '../../src/names';
-import {COMPOSITE_BACKENDS, compositeKernelConfigs} from './composite_kernel';
+import {NATIVE_OR_COMPOSITE_BACKENDS, nativeOrCompositeKernelConfigs} from './filter_gradient_kernel';
 
-/** ConvTransposeBackpropFilters (and ConvTransposeBackwardWeights) on the tensorflow and wasm backends. */
+/** ConvTransposeBackpropFilters (and ConvTransposeBackwardWeights) on the tensorflow backend. */
 export const convTransposeBackpropFiltersNodeConfigs =
-    COMPOSITE_BACKENDS.flatMap(backendName => compositeKernelConfigs(ConvTransposeBackpropFilters, backendName));
+    NATIVE_OR_COMPOSITE_BACKENDS.flatMap(backendName => nativeOrCompositeKernelConfigs(ConvTransposeBackpropFilters, backendName));

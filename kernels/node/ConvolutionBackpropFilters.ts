@@ -1,6 +1,6 @@
 import {ConvolutionBackpropFilters} from '../../src/names';
-import {COMPOSITE_BACKENDS, compositeKernelConfigs} from './composite_kernel';
+import {NATIVE_OR_COMPOSITE_BACKENDS, nativeOrCompositeKernelConfigs} from './filter_gradient_kernel';
 
-/** ConvolutionBackpropFilters (and ConvolutionBackwardWeights) on the tensorflow and wasm backends. */
+/** ConvolutionBackpropFilters (and ConvolutionBackwardWeights) on the tensorflow backend. */
 export const convolutionBackpropFiltersNodeConfigs =
-    COMPOSITE_BACKENDS.flatMap(backendName => compositeKernelConfigs(ConvolutionBackpropFilters, backendName));
+    NATIVE_OR_COMPOSITE_BACKENDS.flatMap(backendName => nativeOrCompositeKernelConfigs(ConvolutionBackpropFilters, backendName));

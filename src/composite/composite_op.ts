@@ -2,8 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 
 import {copyOfForeignInput, geometryOfKernelCall} from '../kernel_inputs';
 import {OpName} from '../names';
-import {chunkBudgetBytes} from './chunk_budget';
-import {compositeFilterGradient} from './filter_gradient_composite';
+import {routedFilterGradient} from '../native/native_filter_gradient';
 
 /**
  * Whether the active backend has a kernel registered under `op`'s name. Asked per call, so a
@@ -14,16 +13,17 @@ export function activeBackendHasKernel(kernelName: string): boolean {
 }
 
 /**
- * `op` through the composite of tfjs ops (src/composite/filter_gradient_composite.ts) on the
- * active backend, for a backend this package has no kernel for: the same validation and errors
- * as the kernels, the same result within float32 summation order, and differentiable with the
- * gradient registered for the kernel (src/training/gradients.ts), so tf.grad through the op
- * works there as it does through runKernel. `inputs` are the kernel's inputs.
+ * `op` on the active backend, for a backend this package has no kernel for: the backend's own
+ * filter-gradient kernel where it computes the problem exactly (src/native/native_plan.ts), the
+ * composite of tfjs ops (src/composite/filter_gradient_composite.ts) elsewhere. The same
+ * validation and errors as the kernels, the same result within float32 summation order, and
+ * differentiable with the gradient registered for the kernel (src/training/gradients.ts), so
+ * tf.grad through the op works there as it does through runKernel. `inputs` are the kernel's inputs.
  */
 export function compositeFilterGradientOp(op: OpName, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap): tf.Tensor {
   const backend = tf.backend();
   const geometry = geometryOfKernelCall(op, inputs, backend, attrs);  // throws every input error before any work
-  const budget = chunkBudgetBytes(op);
+  const backendName = tf.getBackend();
   const withGradient = tf.customGrad(((input: tf.Tensor, outputDelta: tf.Tensor, save: tf.GradSaveFunc) => {
     save([input, outputDelta]);
     const byName = {input, outputDelta};
@@ -32,8 +32,8 @@ export function compositeFilterGradientOp(op: OpName, inputs: tf.NamedTensorMap,
     const diffDstCopy = copyOfForeignInput(byName[geometry.diffDst.name], backend);
     let value: tf.Tensor;
     try {
-      value = compositeFilterGradient(
-          geometry, srcCopy ?? byName[geometry.src.name], diffDstCopy ?? byName[geometry.diffDst.name], budget);
+      value = routedFilterGradient(
+          geometry, srcCopy ?? byName[geometry.src.name], diffDstCopy ?? byName[geometry.diffDst.name], backendName);
     } finally {
       tf.dispose([srcCopy, diffDstCopy].filter(copy => copy !== undefined));
     }

@@ -356,7 +356,7 @@ const MIN_RUN = 8;
  * A tensor on the kernel's input data, holding its own reference (the Reshape kernel takes one
  * on every backend), so disposing it leaves the caller's tensor intact.
  */
-function asTensor(info: TensorInfo): tf.Tensor {
+export function asTensor(info: TensorInfo): tf.Tensor {
   return tf.engine().runKernel('Reshape', {x: info} as unknown as tf.NamedTensorMap, {shape: [...info.shape]}) as
       tf.Tensor;
 }

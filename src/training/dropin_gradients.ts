@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type {GradConfig, NamedAttrMap} from '@tensorflow/tfjs-core';
 
 import {DataFormat} from '../attributes';
+import {hasDedicatedKernel} from '../names';
 import {convolutionBackpropFilters} from '../ops';
 import {convTranspose} from './forward_ops';
 
@@ -14,9 +15,14 @@ import {convTranspose} from './forward_ops';
  * ConvolutionBackpropFilters and the data gradient, when a dilation exceeds 1, with this
  * package's transposed convolution. Where tfjs's own gradient handles the case, the data part
  * runs the very kernel tfjs's does with the same attributes, so it is identical — if the active
- * backend has that kernel; otherwise it too is the transposed convolution. On a backend this
- * package has no kernel for, ConvolutionBackpropFilters runs the composite of tfjs ops (see
- * src/ops.ts), so importing the drop-in never takes a capability away.
+ * backend has that kernel; otherwise it too is the transposed convolution. On a backend without
+ * a dedicated kernel of this package (tensorflow, or one it does not know: see KernelKind in
+ * src/names.ts), the filter part too runs tfjs's own kernel with tfjs's attributes wherever
+ * tfjs's gradient handles the case (tfjsGradientHandles), so the drop-in gives tfjs's own
+ * gradient there, bit for bit, never slower than without the import; only what tfjs cannot do
+ * comes to ConvolutionBackpropFilters, which on a backend this package has no kernel for runs
+ * the backend's kernels or the composite of tfjs ops (see src/ops.ts), so importing the drop-in
+ * never takes a capability away.
  *
  * tf.fused.conv2d (which tf.layers.conv2d calls) and tf.fused.depthwiseConv2d record their
  * gradient as a closure under their op scope name, which the engine looks up in the gradient
@@ -136,6 +142,14 @@ const TFJS_DATA_GRADIENT_KERNEL: Record<string, string> = {
   DepthwiseConv2dNative: 'DepthwiseConv2dNativeBackpropInput',
 };
 
+/** The filter-gradient kernel tfjs's own gradient runs for each forward kernel (and for Conv2DBackpropInput). */
+const TFJS_FILTER_GRADIENT_KERNEL: Record<string, string> = {
+  Conv2D: 'Conv2DBackpropFilter',
+  Conv3D: 'Conv3DBackpropFilterV2',
+  DepthwiseConv2dNative: 'DepthwiseConv2dNativeBackpropFilter',
+  Conv2DBackpropInput: 'Conv2DBackpropFilter',
+};
+
 /** Attributes tfjs's gradient passes to its data-gradient kernel. */
 function tfjsDataGradientAttrs(kernelName: string, attrs: Attrs, inputShape: number[]): NamedAttrMap {
   const {strides, pad} = attrs;
@@ -152,19 +166,62 @@ function tfjsDataGradientAttrs(kernelName: string, attrs: Attrs, inputShape: num
   }
 }
 
+/** Attributes tfjs's gradient passes to its filter-gradient kernel (tfjs's ops fill in dataFormat 'NHWC'). */
+function tfjsFilterGradientAttrs(kernelName: string, attrs: Attrs, filterShape: number[]): NamedAttrMap {
+  const {strides, pad} = attrs;
+  switch (kernelName) {
+    case 'Conv3D': return {strides, pad, filterShape} as NamedAttrMap;
+    case 'DepthwiseConv2dNative': {
+      const {dilations, dimRoundingMode} = attrs;
+      return {strides, pad, dilations: dilations ?? [1, 1], dimRoundingMode, filterShape} as unknown as NamedAttrMap;
+    }
+    default: {
+      const {dataFormat, dimRoundingMode} = attrs;
+      return {strides, pad, dataFormat: dataFormat ?? 'NHWC', dimRoundingMode, filterShape} as unknown as NamedAttrMap;
+    }
+  }
+}
+
+/**
+ * Whether tfjs's own gradient of `kernelName` handles the call on the active backend and is
+ * what the drop-in gives there: the backend has no dedicated kernel of this package (on cpu,
+ * wasm, webgl and webgpu ours is faster), every dilation is 1 (tfjs#7906), no rounding mode
+ * goes with a numeric pad (tfjs's conv2d gradient drops it: a wrong dx), the backend has
+ * tfjs's kernels of that gradient, and, on tfjs-node's `tensorflow`, the pad is 'valid' or
+ * 'same' (its filter-gradient kernels throw on any other).
+ */
+function tfjsGradientHandles(kernelName: string, attrs: Attrs, rank: number): boolean {
+  const backendName = tf.getBackend();
+  if (hasDedicatedKernel(backendName)) return false;
+  if (!allOne(asList(attrs.dilations, rank - 2, 1))) return false;
+  const {pad, dimRoundingMode} = attrs;
+  if (typeof pad === 'number' && dimRoundingMode != null) return false;
+  if (backendName === 'tensorflow' && !(pad === 'valid' || pad === 'same' || pad === 0)) return false;
+  const kernels = [TFJS_FILTER_GRADIENT_KERNEL[kernelName], TFJS_DATA_GRADIENT_KERNEL[kernelName]].filter(k => k !== undefined);
+  return kernels.every(name => tf.getKernel(name, backendName) !== undefined);
+}
+
 /** {dx, dW} of a forward convolution kernel (Conv2D, Conv3D, DepthwiseConv2dNative) for upstream dy. */
 function forwardGradients(kernelName: string, x: tf.Tensor, filter: tf.Tensor, dy: tf.Tensor, attrs: Attrs) {
   const depthwise = kernelName === 'DepthwiseConv2dNative';
+  const dataKernel = TFJS_DATA_GRADIENT_KERNEL[kernelName];
+  const tfjsData = () =>
+      tf.engine().runKernel(dataKernel, {dy, filter}, tfjsDataGradientAttrs(kernelName, attrs, x.shape)) as tf.Tensor;
+  if (tfjsGradientHandles(kernelName, attrs, x.rank)) {
+    const filterKernel = TFJS_FILTER_GRADIENT_KERNEL[kernelName];
+    return {
+      dx: tfjsData,
+      dW: () => tf.engine().runKernel(filterKernel, {x, dy}, tfjsFilterGradientAttrs(kernelName, attrs, filter.shape)) as
+          tf.Tensor,
+    };
+  }
   const p = resolveTfjsConvolution(x.shape, filter.shape, attrs, depthwise);
   // tfjs's data-gradient kernel where tfjs's own gradient would run it and the active backend
   // has it (asked per call: tfjs-backend-wasm has no DepthwiseConv2dNativeBackpropInput, a
   // backend of someone else's may lack any); otherwise this package's transposed convolution.
-  const dataKernel = TFJS_DATA_GRADIENT_KERNEL[kernelName];
   return {
     dx: () => allOne(p.dilations) && tf.getKernel(dataKernel, tf.getBackend()) !== undefined ?
-        tf.engine().runKernel(
-            dataKernel, {dy, filter}, tfjsDataGradientAttrs(kernelName, attrs, x.shape)) as
-            tf.Tensor :
+        tfjsData() :
         dataGradient(dy, filter, p, depthwise),
     dW: () => filterGradient(x, dy, filter.shape, p, depthwise),
   };
@@ -195,15 +252,19 @@ export function backpropInputGradientConfig(kernelName: 'Conv2DBackpropInput' | 
       const [dy, filter] = saved;
       const G = upstream as tf.Tensor;
       const a = attrs as unknown as Attrs;
-      const p = resolveTfjsConvolution(G.shape, filter.shape, a, false);
       const pad = a.pad as 'same';
+      // tfjs's own filter part (where it handles the case, see tfjsGradientHandles), or ours.
+      const filterPart = kernelName === 'Conv2DBackpropInput' && tfjsGradientHandles(kernelName, a, G.rank) ?
+          () => tf.engine().runKernel(
+                    'Conv2DBackpropFilter', {x: G, dy}, tfjsFilterGradientAttrs(kernelName, a, filter.shape)) as tf.Tensor :
+          () => filterGradient(G, dy, filter.shape, resolveTfjsConvolution(G.shape, filter.shape, a, false), false);
       return {
         dy: () => kernelName === 'Conv2DBackpropInput' ?
             tf.conv2d(
                 G as tf.Tensor4D, filter as tf.Tensor4D, a.strides as [number, number], pad, a.dataFormat as 'NHWC', 1,
                 a.dimRoundingMode as 'floor') :
             tf.conv3d(G as tf.Tensor5D, filter as tf.Tensor5D, a.strides as [number, number, number], pad),
-        filter: () => filterGradient(G, dy, filter.shape, p, false),
+        filter: filterPart,
       };
     },
   };

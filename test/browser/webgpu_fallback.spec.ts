@@ -1,8 +1,9 @@
 /**
  * Importing the drop-in gradients never takes a capability away, on WebGPU too (issue 16):
  * tf.layers convolution models train with model.fit on tfjs-backend-webgpu (SwiftShader's
- * Vulkan in headless Chromium) where this package's filter gradient runs the composite of tfjs
- * ops, on the device. 'webgpu-fallback' is a second webgpu backend with tfjs's webgpu kernels
+ * Vulkan in headless Chromium) where this package's filter gradient runs tfjs-webgpu's own
+ * filter-gradient kernels where they compute the case and the composite of tfjs ops elsewhere,
+ * on the device. 'webgpu-fallback' is a second webgpu backend with tfjs's webgpu kernels
  * and none of this package's, so the fallback stays tested whatever this package registers for
  * 'webgpu' itself. If WebGPU does not start (no adapter), every spec here fails.
  */
@@ -13,7 +14,7 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';  // gradients of tfj
 
 import * as tf from '@tensorflow/tfjs-core';
 
-import {ConvolutionBackpropFilters, convolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, installDropInGradients, uninstallDropInGradients} from '../../kernels/index';
+import {ConvolutionBackpropFilters, convolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, convTransposeBackpropFilters, ConvTransposeBackwardWeights, installDropInGradients, uninstallDropInGradients} from '../../kernels/index';
 import golden from '../golden/layers.json';
 import {checkLayerFit, LayerDocument} from '../helpers/layer_cases';
 import {checkStackedFit, STACKED_MODELS} from '../helpers/stacked_models';
@@ -78,6 +79,32 @@ describe('webgpu (SwiftShader) without this package\'s kernels, with the drop-in
     dW.dispose();
     expect(tf.memory().numTensors).toBe(before);
     tf.dispose([x, dy]);
+  });
+
+  it('takes tfjs-webgpu\'s own filter-gradient kernels where they compute the case (NCX, transposed roles): no read-back', async () => {
+    const problems = [
+      {op: convolutionBackpropFilters, transposed: false, kernel: 'Conv2DBackpropFilter', input: [2, 3, 7, 6], outputDelta: [2, 4, 3, 2],
+       attrs: {strides: [2, 2], dataFormat: 'NCX', filterFormat: 'OIX', filterShape: [3, 3]}},
+      {op: convTransposeBackpropFilters, transposed: true, kernel: 'DepthwiseConv2dNativeBackpropFilter', input: [2, 3, 3, 2], outputDelta: [2, 6, 6, 2],
+       attrs: {strides: [2, 2], groups: 2, filterFormat: 'XOI', filterShape: [2, 2]}},
+    ];
+    const backend = tf.backend();
+    const reads = [spyOn(backend, 'readSync').and.callThrough(), spyOn(backend, 'read').and.callThrough()];
+    for (const p of problems) {
+      const native = spyOn(tf.getKernel(p.kernel, FALLBACK)!, 'kernelFunc').and.callThrough();
+      const x = seededTensor(p.input, 7);
+      const dy = seededTensor(p.outputDelta, 8);
+      reads.forEach(spy => spy.calls.reset());
+      const dW = p.op(x, dy, p.attrs as never);
+      expect(native.calls.count()).withContext(`${p.kernel} calls`).toBe(1);
+      expect(reads.map(spy => spy.calls.count())).withContext('readSync, read calls').toEqual([0, 0]);
+      const expected = referenceFilterGradient(
+          p.transposed, {shape: x.shape, values: await x.data()}, {shape: dy.shape, values: await dy.data()},
+          {...p.attrs, kernel: p.attrs.filterShape} as never);
+      expect(dW.shape).toEqual(expected.shape);
+      expectClose(await dW.data(), expected.values, `${p.kernel}: dW`, ATOL, RTOL);
+      tf.dispose([x, dy, dW]);
+    }
   });
 
   // Only model.fit, read asynchronously: tfjs-webgpu 4.22's synchronous read (dataSync) of a

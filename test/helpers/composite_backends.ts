@@ -2,7 +2,7 @@ import {MathBackendCPU} from '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
 
 import {cpuKernelConfigs} from '../../kernels/cpu/filter_gradient_kernel';
-import {compositeKernelConfigs} from '../../kernels/node/composite_kernel';
+import {compositeKernelConfigs} from '../../kernels/node/filter_gradient_kernel';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, KERNEL_ALIASES, OpName} from '../../src/names';
 
 /**

@@ -5,6 +5,7 @@ import '../../kernels/index';
 
 import {TENSORFLOW_BACKEND} from '../backends';
 import {registerCpuCompositeBackend, registerCpuLoopsBackend} from './composite_backends';
+import {registerTensorflowTestBackend} from './tensorflow_test_backend';
 
 // Silences tfjs's "install tfjs-node" banner, which is noise in test output.
 tf.env().set('IS_TEST', true);
@@ -13,6 +14,8 @@ tf.env().set('IS_TEST', true);
 registerCpuCompositeBackend();
 // 'cpu-loops': the cpu kernel's TypeScript loops ('cpu' runs its WebAssembly SIMD path).
 registerCpuLoopsBackend();
+// 'tensorflow': tfjs-node's when it loads, else the test backend of that name (see test/backends.ts).
+if (!TENSORFLOW_BACKEND.loaded) registerTensorflowTestBackend();
 
 beforeAll(async () => {
   await tf.setBackend('cpu');
@@ -29,8 +32,8 @@ jasmine.getEnv().addReporter({
   },
   jasmineDone() {
     if (!TENSORFLOW_BACKEND.loaded) {
-      console.log(`\nnode: tensorflow backend skipped: @tensorflow/tfjs-node does not load here (${
-          TENSORFLOW_BACKEND.reason}); its cases ran on cpu-composite instead`);
+      console.log(`\nnode: @tensorflow/tfjs-node does not load here (${
+          TENSORFLOW_BACKEND.reason}); the tensorflow specs ran on the test backend of tfjs-cpu kernels`);
     }
     console.log(`\nnode: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   },
