@@ -1,0 +1,18 @@
+import {createHash} from 'node:crypto';
+
+import type {TextProblem} from './problems';
+import {ProgramRecord, shaderTexts} from './texts';
+
+/** Every problem's records, keyed `<problem id>|<program family>/<input kind>/<program>`. */
+export function recordsOf(problems: readonly TextProblem[]): Record<string, ProgramRecord> {
+  const records: Record<string, ProgramRecord> = {};
+  for (const problem of problems) {
+    for (const [key, record] of Object.entries(shaderTexts(problem))) records[`${problem.id}|${key}`] = record;
+  }
+  return records;
+}
+
+/** sha256 of a record's JSON. */
+export function recordDigest(record: ProgramRecord): string {
+  return createHash('sha256').update(JSON.stringify(record)).digest('hex');
+}
