@@ -21,7 +21,7 @@ export interface TextProblem {
 }
 
 function caseTableProblems(): TextProblem[] {
-  return CASES.map(c => ({
+  return CASES.map((c): TextProblem => ({
     id: `cases/${c.id}`, op: c.op, inputShape: c.inputShape, outputDeltaShape: c.outputDeltaShape,
     attrs: {...c.attrs, filterShape: c.filterShapeInput ?? c.attrs.filterShape},
   }));
@@ -35,9 +35,9 @@ function goldenProblems(): TextProblem[] {
       {cases: Array<{id: string; op: 'convolution' | 'convTranspose'; attrs: Record<string, unknown>; input: {shape: number[]};
                      dy: {shape: number[]}; dw: {shape: number[]}}>};
   return [
-    ...golden.cases.map(c => ({id: `golden/${c.id}`, op: c.op, inputShape: c.input.shape, outputDeltaShape: c.outputDelta.shape,
+    ...golden.cases.map((c): TextProblem => ({id: `golden/${c.id}`, op: c.op, inputShape: c.input.shape, outputDeltaShape: c.outputDelta.shape,
                                attrs: c.attrs})),
-    ...training.cases.map(c => ({
+    ...training.cases.map((c): TextProblem => ({
       id: `training/${c.id}`, op: c.op === 'convolution' ? ConvolutionBackpropFilters : ConvTransposeBackpropFilters,
       inputShape: c.input.shape, outputDeltaShape: c.dy.shape, attrs: trainingAttrs(c.attrs, c.dw.shape, c.input.shape, c.dy.shape),
     })),
@@ -69,7 +69,7 @@ async function trainingLayerProblems(): Promise<TextProblem[]> {
   } catch {
     return [];
   }
-  return problems.map(problem => {
+  return problems.map((problem): TextProblem => {
     const call = toOpArguments(problem);
     return {
       id: `shapes_tfjs_training/${problem.name}`,
