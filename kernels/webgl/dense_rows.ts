@@ -1,12 +1,14 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import type {MultiTargetPass} from './passes/pass';
+import {blockRowsOf} from './plan/inputs';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -31,40 +33,28 @@ export interface DenseRows {
   readonly diffDstPitch: number;
 }
 
+export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS,
+        CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from './plan/device';
 /**
- * Tuning flag: the widest diffDst rows dense rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves
- * every dense problem to wide tiles).
+ * The default profile's fewest reads a dense-rows fragment's split gives it: a fragment is not
+ * free (its quad's set-up, 4–8 target writes, and a share of the sum pass), so layers whose rows
+ * are few or short take fewer, longer splits than the fragment count alone gives them, and large
+ * layers (thousands of reads a fragment already) keep theirs.
  */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
-/** Tuning flag: the fragments dense rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
-const TARGET_FRAGMENTS = 2048;
-/**
- * Tuning flag: the fewest texel reads a fragment's split gives it (default DENSE_ROWS_MIN_FRAGMENT_READS;
- * 0 leaves the split to TARGET_FRAGMENTS and splitReduction's minimums alone).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS';
-/**
- * A fragment is not free on SwiftShader (its quad's set-up, 4–8 target writes, and a share of
- * the sum pass): a split gives each fragment at least this many reads, so layers whose rows are
- * few or short (MNIST-3×3's 5 × 5 images, MobileNet-0.25's first layer with 12 fragments a
- * split) take fewer, longer splits than TARGET_FRAGMENTS alone would give them, and large layers
- * (thousands of reads a fragment already) keep theirs.
- */
-export const DENSE_ROWS_MIN_FRAGMENT_READS = 4096;
+export const DENSE_ROWS_MIN_FRAGMENT_READS = DEFAULT_WEBGL_PROFILE.denseRows.minFragmentReads;
 
 /**
  * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
- * 1 × 1 and diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions, laid out position after
+ * 1 × 1 and diffDst rows of at most the profile's denseRows.maxWidth positions, laid out position after
  * position (row (n · height + y) · width + x of the tensor), each image row starting at a
  * texel of both inputs' textures (see rowLayout in written_rows.ts), given how many targets a draw may write and the largest texture side tfjs allocates
  * unfolded; null for any other problem (wide tiles or thin taps then take it).
  */
 export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              blockRows: {readonly src: number; readonly diffDst: number}): DenseRows | null {
+                              blockRows: {readonly src: number; readonly diffDst: number},
+                              profile: WebglProfile = tunedWebglProfile()): DenseRows | null {
   const {src, diffDst} = geometry;
-  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+  const maxWidth = profile.denseRows.maxWidth;
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || geometry.spatialRank > 2) {
     return null;
   }
@@ -74,19 +64,19 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   if (h.kernelSize * w.kernelSize === 1) return null;
   const srcPairs = Math.ceil(src.channels / 2);
   const allDiffDstPairs = Math.ceil(diffDst.channels / 2);
-  const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(8, maxTargets) / w.kernelSize));
+  const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(profile.maxTargets, maxTargets) / w.kernelSize));
   const layout = rowLayout(geometry, blockRows);
   if (diffDstPairs < 1 || layout === null || w.diffDstSize > maxWidth ||
-      w.kernelSize * diffDstPairs * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
+      w.kernelSize * diffDstPairs * w.diffDstSize > profile.maxWrittenRowProducts) {
     return null;
   }
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
   // A row's texel reads: B diffDst texels for every two positions, and the src texels its products meet.
   const readsPerRow = diffDstPairs * Math.ceil(w.diffDstSize / 2) + srcTexelsAlongRow(w, 2);
-  const minReads = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
+  const minReads = profile.denseRows.minFragmentReads;
   const maxSplits = minReads > 0 ? Math.max(1, Math.floor(geometry.batch * h.diffDstSize * readsPerRow / minReads)) : Infinity;
-  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
-                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, profile.split, maxSplits,
+                               profile.denseRows.targetFragments);
   const targetSplits = planSplitGrid(srcPairs * h.kernelSize, diffDstBlocks, split.splits, maxTextureSize);
   if (targetSplits === null) return null;
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetSplits, ...layout};
@@ -130,7 +120,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), diffDstPairs: rows.diffDstPairs,
     srcPitch: rows.srcPitch,
   };
-  return {name: 'DenseRowsProgram', source: denseRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: DENSE_ROWS_PROGRAM, source: denseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
@@ -202,3 +192,14 @@ export function denseRowsTargetLocation(rows: DenseRows): TargetLocation {
         int row = 2 * (k.y * tiling[0] + srcPair);
         int col = 2 * block;`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const DENSE_ROWS_PROGRAM = 'DenseRowsProgram';
+
+/** The pass (see MultiTargetPass). */
+export const DENSE_ROWS: MultiTargetPass<DenseRows> = Object.freeze<MultiTargetPass<DenseRows>>({
+  name: 'dense rows', family: 'dense', form: 'writtenRows', programName: DENSE_ROWS_PROGRAM, arrangement: 'channelTexels', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDenseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
+  location: (_, params) => denseRowsTargetLocation(params),
+  program: denseRowsProgram,
+});

@@ -1,12 +1,14 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import type {MultiTargetPass} from './passes/pass';
+import {blockRowsOf} from './plan/inputs';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -21,34 +23,22 @@ export interface DepthwiseRows {
   readonly diffDstPitch: number;
 }
 
-/**
- * Tuning flag: the widest diffDst rows depthwise rows take (default WRITTEN_ROWS_MAX_WIDTH; 0
- * leaves every depthwise problem to wide taps, whose steps loop along the row).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
-/** Tuning flag: the fragments depthwise rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
-/**
- * Fewer fragments than wide taps aim at (4,096): a fragment's set-up and its share of pass 2
- * weigh against rows that each hold a whole image row's products, and the channel pairs down
- * the targets' rows keep SwiftShader's threads busy with few splits.
- */
-const TARGET_FRAGMENTS = 512;
+export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from './plan/device';
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
- * channels-last data, 1-D or 2-D, with diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH
- * positions, laid out position after position (row (n · height + y) · width + x of the
+ * channels-last data, 1-D or 2-D, with diffDst rows of at most the profile's
+ * depthwiseRows.maxWidth positions, laid out position after position (row (n · height + y) · width + x of the
  * tensor), each image row starting at a texel of both inputs' textures (see rowLayout in
  * written_rows.ts), given how many targets a
  * draw may write and the largest texture side tfjs allocates unfolded; null for any other
  * problem (wide taps then take it).
  */
 export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                                  blockRows: {readonly src: number; readonly diffDst: number}): DepthwiseRows | null {
+                                  blockRows: {readonly src: number; readonly diffDst: number},
+                                  profile: WebglProfile = tunedWebglProfile()): DepthwiseRows | null {
   const {src, diffDst, groups} = geometry;
-  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+  const maxWidth = profile.depthwiseRows.maxWidth;
   if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
       geometry.spatialRank > 2) {
     return null;
@@ -58,12 +48,11 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   const targetCount = Math.ceil(taps / 2);
   const channelPairs = Math.ceil(groups / 2);
   const layout = rowLayout(geometry, blockRows);
-  if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS ||
+  if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > profile.maxWrittenRowProducts ||
       targetCount > maxTargets) {
     return null;
   }
-  const split = splitReduction(geometry, 2 * taps, Infinity,
-                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const split = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.depthwiseRows.targetFragments);
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
@@ -107,7 +96,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), kernelHeight: h.kernelSize,
     srcPitch: rows.srcPitch,
   };
-  return {name: 'DepthwiseRowsProgram', source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: DEPTHWISE_ROWS_PROGRAM, source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
@@ -175,3 +164,14 @@ export function depthwiseRowsTargetLocation(rows: DepthwiseRows): TargetLocation
         int row = 2 * pair;
         int col = 0;`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const DEPTHWISE_ROWS_PROGRAM = 'DepthwiseRowsProgram';
+
+/** The pass (see MultiTargetPass). */
+export const DEPTHWISE_ROWS: MultiTargetPass<DepthwiseRows> = Object.freeze<MultiTargetPass<DepthwiseRows>>({
+  name: 'depthwise rows', family: 'depthwise', form: 'writtenRows', programName: DEPTHWISE_ROWS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDepthwiseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
+  location: (_, params) => depthwiseRowsTargetLocation(params),
+  program: depthwiseRowsProgram,
+});

@@ -88,19 +88,6 @@ export function multiTargetPrograms(gpgpu: GPGPUContext): Array<{name: string; k
   return [...(compiledPrograms.get(gpgpu)?.entries() ?? [])].map(([key, compiled]) => ({name: compiled.name, key}));
 }
 
-const renderTargetLimits = new WeakMap<GPGPUContext, number>();
-
-/** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4), queried once per context. */
-export function maxRenderTargets(backend: MathBackendWebGL): number {
-  let limit = renderTargetLimits.get(backend.gpgpu);
-  if (limit === undefined) {
-    const gl = backend.gpgpu.gl as WebGL2RenderingContext;
-    limit = Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
-    renderTargetLimits.set(backend.gpgpu, limit);
-  }
-  return limit;
-}
-
 function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {
   let cache = compiledPrograms.get(gpgpu);
   if (cache === undefined) compiledPrograms.set(gpgpu, cache = new Map());

@@ -54,6 +54,9 @@ export const SPLIT_OF_FRAGMENT = `ivec2 gridCell = ivec2(gl_FragCoord.xy) / spli
         int split = gridCell.y * splitGrid.z + gridCell.x;
         ivec2 fragment = ivec2(gl_FragCoord.xy) - gridCell * splitGrid.xy;`;
 
+/** sumTargetSplitsProgram's name (tf.profile, the bench's program counts). */
+export const SUM_TARGET_SPLITS_PROGRAM = 'SumTargetSplitsProgram';
+
 /**
  * Between a multi-target pass 1 and its arrangement (arrange_targets.ts), when pass 1 split
  * the reduction: adds each target's splits texel by texel into a target of one split's block,
@@ -92,7 +95,7 @@ export function sumTargetSplitsProgram(targetCount: number, targetSplits: Target
 `;
   const [, type, values] = splitGridUniform(targetSplits);
   return {
-    name: 'SumTargetSplitsProgram',
+    name: SUM_TARGET_SPLITS_PROGRAM,
     source,
     inputNames: targets.map(t => `target${t}`),
     uniforms: [{name: 'splits', type: 'int', values: [targetSplits.splits]}, {name: 'splitGrid', type, values}],

@@ -1,12 +1,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import type {Uniform} from './filter_gradient_program';
 import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
+import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import type {MultiTargetPass} from './passes/pass';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -29,9 +30,7 @@ export interface ThinRows {
   readonly diffDstPitch: number;
 }
 
-/** Tuning flag: the widest diffDst rows thin rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves every problem to thin taps). */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH';
-const TARGET_FRAGMENTS = 512;
+export {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH} from './plan/device';
 
 /**
  * The view of a src tensor of one channel that thin rows read: [positions / 2, 2], two
@@ -41,13 +40,13 @@ export const THIN_ROWS_SRC_COLUMNS = 2;
 
 /**
  * Thin rows for a channels-last problem of one group and one src channel, 1-D or 2-D, with
- * diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions laid out position after position and
+ * diffDst rows of at most the profile's thinRows.maxWidth positions laid out position after position and
  * src rows of a multiple of 4 positions (each starts at a texel of the src view); null for any
  * other problem (thin taps then take it).
  */
 export function planThinRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             diffDstBlockRows: number): ThinRows | null {
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+                             diffDstBlockRows: number, profile: WebglProfile = tunedWebglProfile()): ThinRows | null {
+  const maxWidth = profile.thinRows.maxWidth;
   const {src, diffDst} = geometry;
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels !== 1 || diffDst.channels < 2 ||
       geometry.spatialRank > 2) {
@@ -56,15 +55,15 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const diffDstPitch = rowPitch(w.diffDstSize, diffDstBlockRows);
   const tapTexels = Math.ceil(w.kernelSize / 2);
-  const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(8, maxTargets) / tapTexels));
+  const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(profile.maxTargets, maxTargets) / tapTexels));
   if (!rowsInOrder(geometry) || diffDstPitch === null || w.srcSize % 4 !== 0 || w.diffDstSize > maxWidth || kernelRows < 1 ||
-      kernelRows * w.kernelSize * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
+      kernelRows * w.kernelSize * w.diffDstSize > profile.maxWrittenRowProducts) {
     return null;
   }
   const kernelRowBlocks = Math.ceil(h.kernelSize / kernelRows);
   const diffDstPairs = Math.ceil(diffDst.channels / 2);
   const targetCount = kernelRows * tapTexels;
-  const plan = splitReduction(geometry, 4 * targetCount, Infinity, TARGET_FRAGMENTS);
+  const plan = splitReduction(geometry, 4 * targetCount, profile.split, Infinity, profile.thinRows.targetFragments);
   const targetSplits = planSplitGrid(diffDstPairs * kernelRowBlocks, 1, plan.splits, maxTextureSize);
   return targetSplits === null ? null :
       {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetSplits, diffDstPitch};
@@ -99,7 +98,7 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
   const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
-  return {name: 'ThinRowsProgram', source: thinRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: THIN_ROWS_PROGRAM, source: thinRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
@@ -173,3 +172,14 @@ export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
         int row = 2 * (pair * tiling[0] + block);
         int col = 0;`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const THIN_ROWS_PROGRAM = 'ThinRowsProgram';
+
+/** The pass (see MultiTargetPass). */
+export const THIN_ROWS: MultiTargetPass<ThinRows> = Object.freeze<MultiTargetPass<ThinRows>>({
+  name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: THIN_ROWS_PROGRAM, arrangement: 'targets', srcView: 'pairedPositions',
+  plan: (geometry, device, inputs) => planThinRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
+  location: (_, params) => thinRowsTargetLocation(params),
+  program: thinRowsProgram,
+});

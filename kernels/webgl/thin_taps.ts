@@ -1,11 +1,12 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
+import type {MultiTargetPass} from './passes/pass';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
@@ -41,36 +42,22 @@ export interface ThinTaps {
  *
  * The widest tap block first (a step's src texels serve every tap: its reads grow with the
  * stride, not with the taps), up to 8 taps (wide_taps.ts: SwiftShader lost its context on 16),
- * then as many channel pairs as the remaining targets hold, up to MAX_TAP_PAIRS taps × pairs:
- * 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8 kernel.
+ * then as many channel pairs as the remaining targets hold, up to the profile's maxTapPairs taps
+ * × pairs: 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8
+ * kernel.
  */
-/**
- * At most this many (tap, channel pair) products a position: the shader's step holds 4 times
- * that many multiply-adds, three times over (the loops at the ends of a row and in between), so
- * this bounds the shader's size and with it SwiftShader's compile time, which grows steeply with
- * the step.
- */
-const MAX_TAP_PAIRS = 12;
-/** Tuning flag: the fragments thin taps' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
-/**
- * Far fewer fragments than the dense passes aim at (16,384): a thin layer's filter is small
- * (200 elements at 5 × 5, 1 → 8), so that many fragments would be hundreds of short splits, each
- * with its row set-up and its read in pass 2; 512 makes a few dozen longer ones.
- */
-const TARGET_FRAGMENTS = 512;
-
-export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): ThinTaps | null {
+export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                             profile: WebglProfile = tunedWebglProfile()): ThinTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || geometry.src.channelsPerGroup !== 1 ||
       geometry.diffDst.channelsPerGroup < 2) {
     return null;
   }
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const targetLimit = Math.min(8, maxTargets);
-  const taps = Math.min(w.kernelSize, 2 * Math.min(4, targetLimit));
+  const targetLimit = Math.min(profile.maxTargets, maxTargets);
+  const taps = Math.min(w.kernelSize, profile.maxTaps, targetLimit * 2);
   const tapTargets = Math.ceil(taps / 2);
   const pairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
-  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(MAX_TAP_PAIRS / taps))));
+  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(profile.thinTaps.maxTapPairs / taps))));
   if (tapTargets * pairs < 2) return null;
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
@@ -78,8 +65,7 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const pairBlocks = Math.ceil(pairsInGroup / pairs);
-  const plan = splitReduction(geometry, 2 * taps * pairs, Infinity,
-                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const plan = splitReduction(geometry, 2 * taps * pairs, profile.split, Infinity, profile.thinTaps.targetFragments);
   const targetSplits = planSplitGrid(1, pairBlocks * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetSplits};
 }
@@ -168,7 +154,7 @@ ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
       }
 `;
-  return {name: 'ThinTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+  return {name: THIN_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /**
@@ -189,3 +175,14 @@ export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
         int row = 0;
         int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const THIN_TAPS_PROGRAM = 'ThinTapsProgram';
+
+/** The pass (see MultiTargetPass). */
+export const THIN_TAPS: MultiTargetPass<ThinTaps> = Object.freeze<MultiTargetPass<ThinTaps>>({
+  name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: THIN_TAPS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device) => planThinTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
+  location: (_, params) => thinTapsTargetLocation(params),
+  program: thinTapsProgram,
+});

@@ -1,12 +1,14 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
 import type {TargetLocation} from './arrange_targets';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
+import type {MultiTargetPass} from './passes/pass';
+import {paddedBlocks} from './plan/inputs';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -30,30 +32,7 @@ export interface WideTaps {
   readonly targetSplits: TargetSplits;
 }
 
-/**
- * Tuning flag: wide taps run the rows of a split in segments (see tapSegmentsLoop in
- * tap_rows.ts) where the rows continue one another and hold at most this many positions
- * (default MAX_SEGMENT_ROW_LENGTH; 0 runs every problem row by row).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS';
-/**
- * Rows of up to 8 positions (4 steps) run in segments: there a row's set-up outweighs its
- * steps. Longer rows run one by one: a segment's step chooses between the tested and untested
- * step each time, which on SwiftShader costs long rows (64 and 112 positions) more than their set-up.
- */
-const MAX_SEGMENT_ROW_LENGTH = 8;
-
-/**
- * Tuning flag: the fragments wide taps' split aims at (default TAP_TARGET_FRAGMENTS; see
- * splitReduction in reduction_plan.ts).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
-/**
- * Fewer fragments than the dense passes aim at (16,384): a wide-taps fragment's set-up (the
- * kernel block's ranges, its divisions) weighs more against its few products (6 elements a
- * fragment), and with 16,384 the small depthwise layers took MAX_SPLITS splits of 2–4 rows.
- */
-const TAP_TARGET_FRAGMENTS = 4096;
+export {CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS} from './plan/device';
 
 /**
  * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
@@ -62,14 +41,14 @@ const TAP_TARGET_FRAGMENTS = 4096;
  * other problem or when the targets cannot fit.
  */
 export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             paddedBlocks: boolean): WideTaps | null {
+                             paddedBlocks: boolean, profile: WebglProfile = tunedWebglProfile()): WideTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.src.channelsPerGroup !== 1 || geometry.diffDst.channelsPerGroup !== 1 ||
       geometry.groups < 2) {
     return null;
   }
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   // At most 8 taps (4 targets): SwiftShader lost its context on the 16-tap shader (3 × 9 texel reads and 32 selects a step).
-  const taps = Math.min(w.kernelSize, 2 * Math.min(4, maxTargets));
+  const taps = Math.min(w.kernelSize, profile.maxTaps, 2 * maxTargets);
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
   // Past two texels a tap (a stride or dilation along the row far larger than the kernel,
@@ -78,9 +57,8 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const plan = splitReduction(geometry, 2 * taps, Infinity,
-                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
-  const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
+  const plan = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.wideTaps.targetFragments);
+  const segments = w.diffDstSize <= profile.wideTaps.maxSegmentRowLength ?
       planSegments(geometry, paddedBlocks) : null;
   const targetSplits = planSplitGrid(2, 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetSplits};
@@ -178,7 +156,7 @@ ${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuo
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {name: 'WideTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+  return {name: WIDE_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
 
 /**
@@ -200,3 +178,14 @@ export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
         int row = 2 * (pairInBlock / 2);
         int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const WIDE_TAPS_PROGRAM = 'WideTapsProgram';
+
+/** The pass (see MultiTargetPass). */
+export const WIDE_TAPS: MultiTargetPass<WideTaps> = Object.freeze<MultiTargetPass<WideTaps>>({
+  name: 'wide taps', family: 'depthwise', form: 'loops', programName: WIDE_TAPS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device, inputs) => planWideTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: (_, params) => wideTapsTargetLocation(params),
+  program: wideTapsProgram,
+});

@@ -3,9 +3,12 @@ import type {TargetLocation} from './arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
 import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
+import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
+import type {MultiTargetPass} from './passes/pass';
+import {paddedBlocks} from './plan/inputs';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
@@ -39,11 +42,11 @@ export interface WideTiles {
  * 2 × 4 pairs is the cheapest in reads of the 8-target shapes.
  */
 export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              paddedBlocks = false): WideTiles | null {
+                              paddedBlocks = false, profile: WebglProfile = tunedWebglProfile()): WideTiles | null {
   if (!packedTexelsAlign(geometry) || geometry.src.channelsPerGroup < 2 || geometry.diffDst.channelsPerGroup < 2) return null;
   const srcPairsInGroup = Math.ceil(geometry.src.channelsPerGroup / 2);
   const diffDstPairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
-  const targets = Math.min(8, maxTargets);
+  const targets = Math.min(profile.maxTargets, maxTargets);
   const diffDstPairs = Math.min(diffDstPairsInGroup, Math.max(1, Math.floor(targets / 2)));
   const srcPairs = Math.min(srcPairsInGroup, Math.floor(targets / diffDstPairs));
   if (srcPairs * diffDstPairs < 4) return null;
@@ -56,7 +59,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   // The pointwise sweep runs over all rows of the views at once: it cannot skip pad rows.
   const pointwise = !paddedBlocks && geometry.axes.every(axis =>
       axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
-  let plan = splitReduction(geometry, outputsPerFragment);
+  let plan = splitReduction(geometry, outputsPerFragment, profile.split);
   if (pointwise) {
     const positions = plan.rows * plan.rowLength;
     const positionsPerSplit = 2 * Math.ceil(positions / plan.splits / 2);
@@ -243,7 +246,7 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
       }
 `;
   return {
-    name: 'WideTilesProgram',
+    name: WIDE_TILES_PROGRAM,
     source,
     inputNames: ['src', 'diffDst'],
     uniforms: [
@@ -275,3 +278,14 @@ export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles:
         int col = 2 * (diffDstBlock * tiling[2] + kernelIndex);
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);`};
 }
+
+/** The program's name (tf.profile, the bench's program counts). */
+const WIDE_TILES_PROGRAM = 'WideTilesProgram';
+
+/** The pass (see MultiTargetPass). */
+export const WIDE_TILES: MultiTargetPass<WideTiles> = Object.freeze<MultiTargetPass<WideTiles>>({
+  name: 'wide tiles', family: 'dense', form: 'loops', programName: WIDE_TILES_PROGRAM, arrangement: 'channelTexels', srcView: 'rows',
+  plan: (geometry, device, inputs) => planWideTiles(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: wideTilesTargetLocation,
+  program: wideTilesProgram,
+});

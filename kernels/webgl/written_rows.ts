@@ -2,6 +2,7 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/ge
 import type {Uniform} from './filter_gradient_program';
 import {declareIntUniforms} from './multi_target';
 import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_reads';
+import {DEFAULT_WEBGL_PROFILE} from './plan/device';
 
 /**
  * What dense rows, depthwise rows and thin rows (dense_rows.ts, depthwise_rows.ts,
@@ -10,15 +11,8 @@ import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_read
  * row's products read.
  */
 
-/** The widest diffDst rows each of these passes takes by default (its width flag's default). */
-export const WRITTEN_ROWS_MAX_WIDTH = 128;
-/**
- * The most products a row may write out (depthwise: kernel height × width × row width vec2
- * multiply-adds; dense: kernel width × B × row width vec4 ones), which bounds the shader's
- * length: 1,008 at 3 × 3 over 112 positions, 784 at 7 wide over 112 (ResNet-50's first layer),
- * each compiled by SwiftShader in under a second. Larger rows take the passes that loop.
- */
-export const MAX_WRITTEN_ROW_PRODUCTS = 1024;
+/** The widest diffDst rows dense rows take under the default profile (WebglProfile.denseRows.maxWidth). */
+export const WRITTEN_ROWS_MAX_WIDTH = DEFAULT_WEBGL_PROFILE.denseRows.maxWidth;
 
 /**
  * The view rows from one image row to the next in src and diffDst (see rowPitch in

@@ -7,18 +7,14 @@
  * Made in Node: the text builders need no GL context.
  */
 import {computeGeometry, FilterGradientGeometry} from '../../src/geometry';
-import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram, channelsInnermost, TargetLocation} from '../../kernels/webgl/arrange_targets';
-import {denseRowsProgram, denseRowsTargetLocation, planDenseRows} from '../../kernels/webgl/dense_rows';
-import {depthwiseRowsProgram, depthwiseRowsTargetLocation, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram} from '../../kernels/webgl/arrange_targets';
 import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from '../../kernels/webgl/filter_gradient_program';
 import type {MultiTargetProgram} from '../../kernels/webgl/multi_target';
 import type {PackedTexture} from '../../kernels/webgl/packed_reads';
-import {planReduction} from '../../kernels/webgl/reduction_plan';
-import {sumTargetSplitsProgram, TargetSplits} from '../../kernels/webgl/sum_target_splits';
-import {planThinRows, THIN_ROWS_SRC_COLUMNS, thinRowsProgram, thinRowsTargetLocation} from '../../kernels/webgl/thin_rows';
-import {planThinTaps, thinTapsProgram, thinTapsTargetLocation} from '../../kernels/webgl/thin_taps';
-import {planWideTaps, wideTapsProgram, wideTapsTargetLocation} from '../../kernels/webgl/wide_taps';
-import {planWideTiles, wideTilesProgram, wideTilesTargetLocation} from '../../kernels/webgl/wide_tiles';
+import {tunedWebglProfile, WebglDevice} from '../../kernels/webgl/plan/device';
+import {oddBlockRows, WebglInputs} from '../../kernels/webgl/plan/inputs';
+import {multiTargetPass, planWebgl} from '../../kernels/webgl/plan/planner';
+import {sumTargetSplitsProgram} from '../../kernels/webgl/sum_target_splits';
 import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram as WebgpuSumSplitsProgram} from '../../kernels/webgpu/filter_gradient_program';
 import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import type {TextProblem} from './problems';
@@ -44,17 +40,9 @@ const MULTI_TARGET_KINDS: readonly MultiTargetKind[] = [
   {name: 'webgl2/texture512', maxTargets: 8, maxTextureSize: 512, packedByOp: true, folded: false},
 ];
 
-/** oddBlockRows of the kernel for a packed texture tfjs made for the tensor's own shape. */
+/** oddBlockRows of a packed texture tfjs made for the tensor's own shape. */
 export function oddBlockRowsOfShape(shape: readonly number[]): number {
-  if (shape.length < 3) return 0;
-  const blockRows = shape[shape.length - 2];
-  if (blockRows % 2 === 0) return 0;
-  let positions = 1;
-  for (let axis = shape.length - 2; axis >= 0; axis--) {
-    positions *= shape[axis];
-    if (positions === blockRows) return blockRows;
-  }
-  return 0;
+  return oddBlockRows(shape, shape);
 }
 
 /** A view's texture as the dump assumes tfjs made it: exact (row-major) or squarish (folded). */
@@ -91,66 +79,53 @@ function gpgpuRecord(program: GpgpuLike): ProgramRecord {
   };
 }
 
-type Textures = {src: PackedTexture; diffDst: PackedTexture};
+/** A device as the planner sees it, with today's profile. */
+function device(webglVersion: 1 | 2, multiTarget: boolean, maxDrawBuffers = 8, maxTextureSize = 8192): WebglDevice {
+  return {webglVersion, multiTarget, maxDrawBuffers, maxTextureSize, profile: tunedWebglProfile()};
+}
 
-/** The multi-target programs of one kind: pass 1, the split sum, the arrangement (as the kernel at e22ce89 runs them). */
+/** Inputs already on the GPU, packed; packed by an earlier op for their own shape (odd block rows where they have them) or not. */
+function packedInputs(geometry: FilterGradientGeometry, packedByOp: boolean): WebglInputs {
+  const input = (shape: readonly number[]) => ({onGpu: true, packed: true, oddBlockRows: packedByOp ? oddBlockRowsOfShape(shape) : 0});
+  return {src: input(geometry.src.shape), diffDst: input(geometry.diffDst.shape)};
+}
+
+/** The multi-target programs of one kind: pass 1, the split sum, the arrangement, as planWebgl plans them. */
 function multiTargetTexts(geometry: FilterGradientGeometry, kind: MultiTargetKind): Record<string, ProgramRecord> {
-  const srcShape = geometry.src.shape;
-  const diffDstShape = geometry.diffDst.shape;
-  const blockRows = kind.packedByOp ? {src: oddBlockRowsOfShape(srcShape), diffDst: oddBlockRowsOfShape(diffDstShape)} :
-                                      {src: 0, diffDst: 0};
-  const paddedBlocks = blockRows.src > 0 || blockRows.diffDst > 0;
-  const {maxTargets, maxTextureSize} = kind;
-  type Pass = {name: string; targetSplits: TargetSplits; location: TargetLocation; channelTexels: boolean; srcColumns?: number;
-               program: (t: Textures) => MultiTargetProgram};
-  const plan = (): Pass | null => {
-    const dense = planDenseRows(geometry, maxTargets, maxTextureSize, blockRows);
-    if (dense !== null) return {name: 'dense rows', targetSplits: dense.targetSplits, location: denseRowsTargetLocation(dense), channelTexels: true, program: t => denseRowsProgram(geometry, dense, t)};
-    const tiles = planWideTiles(geometry, maxTargets, maxTextureSize, paddedBlocks);
-    if (tiles !== null) return {name: 'wide tiles', targetSplits: tiles.targetSplits, location: wideTilesTargetLocation(geometry, tiles), channelTexels: true, program: t => wideTilesProgram(geometry, tiles, t)};
-    const rows = planDepthwiseRows(geometry, maxTargets, maxTextureSize, blockRows);
-    if (rows !== null) return {name: 'depthwise rows', targetSplits: rows.targetSplits, location: depthwiseRowsTargetLocation(rows), channelTexels: false, program: t => depthwiseRowsProgram(geometry, rows, t)};
-    const taps = planWideTaps(geometry, maxTargets, maxTextureSize, paddedBlocks);
-    if (taps !== null) return {name: 'wide taps', targetSplits: taps.targetSplits, location: wideTapsTargetLocation(taps), channelTexels: false, program: t => wideTapsProgram(geometry, taps, t)};
-    const thinRows = planThinRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst);
-    if (thinRows !== null) return {name: 'thin rows', targetSplits: thinRows.targetSplits, location: thinRowsTargetLocation(thinRows), channelTexels: false, srcColumns: THIN_ROWS_SRC_COLUMNS, program: t => thinRowsProgram(geometry, thinRows, t)};
-    const thin = planThinTaps(geometry, maxTargets, maxTextureSize);
-    if (thin !== null) return {name: 'thin taps', targetSplits: thin.targetSplits, location: thinTapsTargetLocation(thin), channelTexels: false, program: t => thinTapsProgram(geometry, thin, t)};
-    return null;
-  };
-  const pass = plan();
+  const plan = planWebgl(geometry, device(2, true, kind.maxTargets, kind.maxTextureSize), packedInputs(geometry, kind.packedByOp));
   const prefix = `multiTarget/${kind.name}`;
-  if (pass === null) return {[`${prefix}/pass`]: {pass: null}};
+  if (plan.path !== 'multiTarget') return {[`${prefix}/pass`]: {pass: null}};
   const elements = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
-  const srcColumns = pass.srcColumns ?? srcShape[srcShape.length - 1];
-  const srcBlockRows = pass.srcColumns !== undefined ? 0 : blockRows.src;
   const textures = {
-    src: viewTexture(elements(srcShape), srcColumns, srcBlockRows, kind.folded),
-    diffDst: viewTexture(elements(diffDstShape), diffDstShape[diffDstShape.length - 1], blockRows.diffDst, kind.folded),
+    src: viewTexture(elements(geometry.src.shape), plan.views.src.columns, plan.views.src.blockRows, kind.folded),
+    diffDst: viewTexture(elements(geometry.diffDst.shape), plan.views.diffDst.columns, plan.views.diffDst.blockRows, kind.folded),
   };
   const records: Record<string, ProgramRecord> = {
-    [`${prefix}/pass`]: {pass: pass.name, splits: pass.targetSplits.splits, location: pass.location},
-    [`${prefix}/pass1`]: multiTargetRecord(pass.program(textures)),
+    [`${prefix}/pass`]: {pass: plan.pass, splits: plan.targetSplits.splits, location: plan.location},
+    [`${prefix}/pass1`]: multiTargetRecord(multiTargetPass(plan.pass).program(geometry, plan.params, textures)),
   };
-  if (pass.targetSplits.splits > 1) {
-    records[`${prefix}/sumTargetSplits`] = multiTargetRecord(sumTargetSplitsProgram(pass.location.targetCount, pass.targetSplits));
+  if (plan.targetSplits.splits > 1) {
+    records[`${prefix}/sumTargetSplits`] = multiTargetRecord(sumTargetSplitsProgram(plan.location.targetCount, plan.targetSplits));
   }
-  const arrange = pass.channelTexels && channelsInnermost(geometry) ? new ArrangeChannelTexelsProgram(geometry, pass.location) :
-                                                                     new ArrangeTargetsProgram(geometry, pass.location);
+  const arrange = plan.arrangement === 'channelTexels' ? new ArrangeChannelTexelsProgram(geometry, plan.location) :
+                                                         new ArrangeTargetsProgram(geometry, plan.location);
   records[`${prefix}/arrange`] = gpgpuRecord(arrange as unknown as GpgpuLike);
   return records;
 }
 
 /** The single-target programs on WebGL 2 with direct reads, with tfjs's samplers, and on WebGL 1. */
 function singleTargetTexts(geometry: FilterGradientGeometry): Record<string, ProgramRecord> {
-  const plan = planReduction(geometry);
-  const records: Record<string, ProgramRecord> = {'singleTarget/plan': {...plan}};
-  for (const [name, webgl2, directReads] of [['webgl2/direct', true, true], ['webgl2/samplers', true, false],
-                                              ['webgl1', false, false]] as const) {
-    records[`singleTarget/${name}/pass1`] = gpgpuRecord(new FilterGradientProgram(geometry, plan, webgl2, directReads) as unknown as GpgpuLike);
-    if (plan.mode !== 'single' || plan.splits > 1) {
-      const finish = plan.mode !== 'single' ? new ArrangeTilesProgram(geometry, plan, webgl2) :
-                                              new SumSplitsProgram(geometry.filterSize, plan.splits, webgl2);
+  const records: Record<string, ProgramRecord> = {};
+  for (const [name, webglVersion, directReads] of [['webgl2/direct', 2, true], ['webgl2/samplers', 2, false],
+                                                   ['webgl1', 1, false]] as const) {
+    const plan = planWebgl(geometry, device(webglVersion, false), packedInputs(geometry, false));
+    if (plan.path !== 'singleTarget') throw new Error(`a single-target plan expected, got ${plan.path}`);
+    records['singleTarget/plan'] = {...plan.reduction};
+    const webgl2 = webglVersion === 2;
+    records[`singleTarget/${name}/pass1`] = gpgpuRecord(new FilterGradientProgram(geometry, plan.reduction, webgl2, directReads) as unknown as GpgpuLike);
+    if (plan.finish !== null) {
+      const finish = plan.finish === 'arrangeTiles' ? new ArrangeTilesProgram(geometry, plan.reduction, webgl2) :
+                                                      new SumSplitsProgram(geometry.filterSize, plan.reduction.splits, webgl2);
       records[`singleTarget/${name}/finish`] = gpgpuRecord(finish as unknown as GpgpuLike);
     }
   }

@@ -1,0 +1,48 @@
+import type {FilterGradientGeometry} from '../../../src/geometry';
+import type {TargetLocation} from '../arrange_targets';
+import type {MultiTargetProgram} from '../multi_target';
+import type {PackedTexture} from '../packed_reads';
+import type {WebglDevice} from '../plan/device';
+import type {WebglInputs} from '../plan/inputs';
+import type {TargetSplits} from '../sum_target_splits';
+
+/**
+ * What a multi-target pass reads of a problem: {dense (one group, several src channels),
+ * depthwise (one src and one diffDst channel a group), one src channel} × {rows written out in
+ * the text, loops}.
+ */
+export type PassFamily = 'dense' | 'depthwise' | 'oneSrcChannel';
+export type PassForm = 'writtenRows' | 'loops';
+
+/** The parameters every multi-target pass plans: where the targets hold each split. */
+export interface MultiTargetParams {
+  readonly targetSplits: TargetSplits;
+}
+
+/** The inputs' textures as a pass 1 program reads them (their sizes are uniforms; folding is in the text). */
+export type PassTextures = {readonly src: PackedTexture; readonly diffDst: PackedTexture};
+
+/**
+ * A multi-target pass 1 (WebGL 2, channels-last data): it plans a problem (null: not one it
+ * takes), says where it leaves each filter element, and makes its program from its plan and
+ * the inputs' textures. The planner (plan/planner.ts) tries the passes in order.
+ */
+export interface MultiTargetPass<Params extends MultiTargetParams = MultiTargetParams> {
+  /** The pass as the verbose line and the plan name it, e.g. 'dense rows'. */
+  readonly name: string;
+  readonly family: PassFamily;
+  readonly form: PassForm;
+  /** Its program's name (tf.profile's kernel name, the bench's program counts). */
+  readonly programName: string;
+  /**
+   * 'channelTexels' where a target texel holds two src × two diffDst channels of one kernel
+   * offset, so ArrangeChannelTexelsProgram may write the filter packed when channels are its
+   * innermost axes; 'targets' otherwise (ArrangeTargetsProgram).
+   */
+  readonly arrangement: 'channelTexels' | 'targets';
+  /** How the pass reads src: 'rows', the packed view [positions, channels]; 'pairedPositions', [positions / 2, 2] (one channel). */
+  readonly srcView: 'rows' | 'pairedPositions';
+  plan(geometry: FilterGradientGeometry, device: WebglDevice, inputs: WebglInputs): Params | null;
+  location(geometry: FilterGradientGeometry, params: Params): TargetLocation;
+  program(geometry: FilterGradientGeometry, params: Params, textures: PassTextures): MultiTargetProgram;
+}

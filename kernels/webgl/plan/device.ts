@@ -1,0 +1,172 @@
+import {env} from '@tensorflow/tfjs-core';
+import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {tuningFlag} from '../../../src/tuning_flags';
+
+/**
+ * The thresholds the webgl planner reads: how far it splits the reduction and which problems
+ * each pass takes. DEFAULT_WEBGL_PROFILE holds the values tuned on SwiftShader (docs/webgl.md
+ * gives the figures); a device with other costs gets its own profile without a pass changing.
+ */
+export interface WebglProfile {
+  /** splitReduction: the fragments a split aims at, and the least work a split keeps. */
+  readonly split: {
+    /** Fragments a split aims at where a pass gives no count of its own (single target, wide tiles). */
+    readonly targetFragments: number;
+    /** A split sums at least this many batch × diffDst positions per filter element its fragment writes. */
+    readonly minPositionsPerOutput: number;
+    /** A split sums at least this many multiply-adds a fragment. */
+    readonly minProducts: number;
+    readonly maxSplits: number;
+  };
+  /** Targets a multi-target fragment writes at most (the device may allow more draw buffers). */
+  readonly maxTargets: number;
+  /** Written-out rows (dense, depthwise and thin rows): products a row's text holds at most. */
+  readonly maxWrittenRowProducts: number;
+  readonly denseRows: {
+    /** The widest diffDst rows dense rows take. */
+    readonly maxWidth: number;
+    readonly targetFragments: number;
+    /** The fewest texel reads a fragment's split gives it (0: no minimum). */
+    readonly minFragmentReads: number;
+  };
+  readonly depthwiseRows: {readonly maxWidth: number; readonly targetFragments: number};
+  readonly thinRows: {readonly maxWidth: number; readonly targetFragments: number};
+  readonly wideTaps: {
+    readonly targetFragments: number;
+    /** Rows of up to this many positions run in segments (tapSegmentsLoop); 0: row by row. */
+    readonly maxSegmentRowLength: number;
+  };
+  /** Taps per fragment at most along the innermost kernel axis (wide taps, thin taps). */
+  readonly maxTaps: number;
+  readonly thinTaps: {
+    readonly targetFragments: number;
+    /** (tap, channel pair) products a position at most: bounds the step's text. */
+    readonly maxTapPairs: number;
+  };
+}
+
+/** Today's thresholds, tuned on SwiftShader (Chromium's CPU WebGL). */
+export const DEFAULT_WEBGL_PROFILE: WebglProfile = Object.freeze({
+  split: Object.freeze({targetFragments: 16384, minPositionsPerOutput: 4, minProducts: 256, maxSplits: 256}),
+  maxTargets: 8,
+  maxWrittenRowProducts: 1024,
+  denseRows: Object.freeze({maxWidth: 128, targetFragments: 2048, minFragmentReads: 4096}),
+  depthwiseRows: Object.freeze({maxWidth: 128, targetFragments: 512}),
+  thinRows: Object.freeze({maxWidth: 128, targetFragments: 512}),
+  wideTaps: Object.freeze({targetFragments: 4096, maxSegmentRowLength: 8}),
+  maxTaps: 8,
+  thinTaps: Object.freeze({targetFragments: 512, maxTapPairs: 12}),
+});
+
+/** Tuning flag: WebglProfile.split.targetFragments. */
+export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS';
+/** Tuning flag: WebglProfile.split.minPositionsPerOutput (0 leaves only minProducts). */
+export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT';
+/** Tuning flag: WebglProfile.denseRows.maxWidth (0 leaves every dense problem to wide tiles). */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
+/** Tuning flag: WebglProfile.denseRows.targetFragments. */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
+/** Tuning flag: WebglProfile.denseRows.minFragmentReads (0 leaves the split to targetFragments and the split minimums). */
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS';
+/** Tuning flag: WebglProfile.depthwiseRows.maxWidth (0 leaves every depthwise problem to wide taps). */
+export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
+/** Tuning flag: WebglProfile.depthwiseRows.targetFragments. */
+export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
+/** Tuning flag: WebglProfile.thinRows.maxWidth (0 leaves every problem to thin taps). */
+export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH';
+/** Tuning flag: WebglProfile.wideTaps.maxSegmentRowLength (0 runs every problem row by row). */
+export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS';
+/** Tuning flag: WebglProfile.wideTaps.targetFragments. */
+export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
+/** Tuning flag: WebglProfile.thinTaps.targetFragments. */
+export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
+
+/**
+ * `base` with the tuning flags applied (each a tfjs flag the benches set with `--variant
+ * FLAG=VALUE`; registered here with the base's value, so every flag exists whatever the problem).
+ */
+export function tunedWebglProfile(base: WebglProfile = DEFAULT_WEBGL_PROFILE): WebglProfile {
+  return Object.freeze({
+    ...base,
+    split: Object.freeze({
+      ...base.split,
+      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, base.split.targetFragments),
+      minPositionsPerOutput: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, base.split.minPositionsPerOutput),
+    }),
+    denseRows: Object.freeze({
+      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, base.denseRows.maxWidth),
+      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, base.denseRows.targetFragments),
+      minFragmentReads: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, base.denseRows.minFragmentReads),
+    }),
+    depthwiseRows: Object.freeze({
+      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, base.depthwiseRows.maxWidth),
+      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, base.depthwiseRows.targetFragments),
+    }),
+    thinRows: Object.freeze({
+      ...base.thinRows,
+      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, base.thinRows.maxWidth),
+    }),
+    wideTaps: Object.freeze({
+      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, base.wideTaps.targetFragments),
+      maxSegmentRowLength: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, base.wideTaps.maxSegmentRowLength),
+    }),
+    thinTaps: Object.freeze({
+      ...base.thinTaps,
+      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, base.thinTaps.targetFragments),
+    }),
+  });
+}
+
+/** What the planner knows of the device: the GL version and limits, the multi-target flag and the profile. */
+export interface WebglDevice {
+  readonly webglVersion: 1 | 2;
+  /** CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET (WebGL 2 only). */
+  readonly multiTarget: boolean;
+  /** Targets one draw may write (WebGL 2's MAX_DRAW_BUFFERS and MAX_COLOR_ATTACHMENTS; 1 on WebGL 1). */
+  readonly maxDrawBuffers: number;
+  /** The largest texture side tfjs allocates unfolded (WEBGL_MAX_TEXTURE_SIZE). */
+  readonly maxTextureSize: number;
+  readonly profile: WebglProfile;
+}
+
+/**
+ * The tfjs flag choosing, on WebGL 2, the multi-target passes for channels-last problems:
+ * `tf.env().set('CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET', false)` runs the single-target
+ * programs there instead. Defaults to true.
+ */
+export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
+
+let flagRegistered = false;
+
+/** Registers the multi-target flag (idempotent; a value already set is kept). */
+export function registerMultiTargetFlag() {
+  if (flagRegistered) return;
+  env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
+  flagRegistered = true;
+}
+
+const drawBufferLimits = new WeakMap<object, number>();
+
+/** MAX_DRAW_BUFFERS and MAX_COLOR_ATTACHMENTS of a WebGL 2 context, the smaller, queried once per context. */
+function maxDrawBuffersOf(backend: MathBackendWebGL): number {
+  let limit = drawBufferLimits.get(backend.gpgpu);
+  if (limit === undefined) {
+    const gl = backend.gpgpu.gl as WebGL2RenderingContext;
+    limit = Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
+    drawBufferLimits.set(backend.gpgpu, limit);
+  }
+  return limit;
+}
+
+/** The device of a webgl backend under tfjs's flags, with `profile` (default: today's, tuning flags applied). */
+export function webglDevice(backend: MathBackendWebGL, profile: WebglProfile = tunedWebglProfile()): WebglDevice {
+  const webglVersion = env().getNumber('WEBGL_VERSION') === 2 ? 2 : 1;
+  const multiTarget = webglVersion === 2 && env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET);
+  return Object.freeze({
+    webglVersion, multiTarget,
+    maxDrawBuffers: multiTarget ? maxDrawBuffersOf(backend) : 1,
+    maxTextureSize: env().getNumber('WEBGL_MAX_TEXTURE_SIZE'),
+    profile,
+  });
+}
