@@ -80,6 +80,51 @@ const COMMON_WGSL = `
   }
 `;
 
+/** All FilterGradientBlocksProgram's text is made from: its cache key. */
+export interface BlocksKey {
+  /** BM. */
+  readonly blockRows: number;
+  /** Columns ordered channels inner (NXC data), else kernel offsets inner. */
+  readonly channelsInner: boolean;
+  readonly rowSweep: boolean;
+}
+
+export function blocksKey(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan): BlocksKey {
+  return Object.freeze({blockRows: plan.blockRows, channelsInner: geometry.dataFormat === 'NXC', rowSweep: plan.rowSweep});
+}
+
+/** `ConvBackpropFiltersBlocks_<BM>x4_<column order>[_rows]`. */
+export function blocksShaderKey(key: BlocksKey): string {
+  return `ConvBackpropFiltersBlocks_${key.blockRows}x${BLOCK_COLUMNS}_${key.channelsInner ? 'channelsInner' : 'kernelInner'}${
+      key.rowSweep ? '_rows' : ''}`;
+}
+
+/** All FilterGradientTapsProgram's text is made from (the plan's 'taps' fields, see WebgpuReductionPlan): its cache key. */
+export type TapsKey = Pick<WebgpuReductionPlan, 'taps' | 'tapRows' | 'tapShift' | 'outputRows' | 'rowStride' | 'rowDilation' |
+                                                'tapLanes' | 'diffDstComponents' | 'unmaskedFirst' | 'srcRowUnits' | 'unitStrides' |
+                                                'unitBeginPads' | 'unitNeighbourRows' | 'neighbourPositions'>;
+
+export function tapsKey(plan: WebgpuReductionPlan): TapsKey {
+  const {taps, tapRows, tapShift, outputRows, rowStride, rowDilation, tapLanes, diffDstComponents, unmaskedFirst, srcRowUnits,
+         unitStrides, unitBeginPads, unitNeighbourRows, neighbourPositions} = plan;
+  return Object.freeze({taps, tapRows, tapShift, outputRows, rowStride, rowDilation, tapLanes, diffDstComponents, unmaskedFirst,
+                        srcRowUnits, unitStrides, unitBeginPads, unitNeighbourRows, neighbourPositions});
+}
+
+/**
+ * `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
+ * `[_srcRowUnits_strides<s>_pads<p>_neighbourRows<n>_neighbourPositions<n>]`: every field of the
+ * key, the rows' stride and dilation only where P > 1 and the units' fields only with units of
+ * src rows (elsewhere the plan holds them at 1, 0 and 'none').
+ */
+export function tapsShaderKey(key: TapsKey): string {
+  return `ConvBackpropFiltersTaps${key.tapRows}x${key.taps}_shift${key.tapShift}_rows${key.outputRows}${
+      key.outputRows > 1 ? `s${key.rowStride}d${key.rowDilation}` : ''}_lanes${key.tapLanes}${
+      key.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${key.unmaskedFirst ? '_unmaskedFirst' : ''}${
+      key.srcRowUnits ? `_srcRowUnits_strides${key.unitStrides.join('x')}_pads${key.unitBeginPads.join('x')}_neighbourRows${
+                            key.unitNeighbourRows}_neighbourPositions${key.neighbourPositions}` : ''}`;
+}
+
 /**
  * Pass 1, 'blocks' (see WebgpuReductionPlan): one invocation per (split, group, BM × 4 block)
  * of the group's filter matrix, reading both operands straight from the tensors: no workgroup
@@ -119,22 +164,22 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
   readonly dispatchLayout = {x: [0]};
   dispatch: [number, number, number];
   readonly outputShape: number[];
-  shaderKey: string;
-  private readonly channelsInner: boolean;
+  readonly shaderKey: string;
+  /** All the text is made from. */
+  readonly key: BlocksKey;
 
-  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
+  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroups, 1, 1];
-    this.channelsInner = geometry.dataFormat === 'NXC';
-    this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
-        this.channelsInner ? 'channelsInner' : 'kernelInner'}${plan.rowSweep ? '_rows' : ''}`;
+    this.key = blocksKey(geometry, plan);
+    this.shaderKey = blocksShaderKey(this.key);
   }
 
   getUserCode(): string {
-    const BM = this.plan.blockRows;
+    const BM = this.key.blockRows;
     const rows = [...Array(BM).keys()];
     const cols = [...Array(BLOCK_COLUMNS).keys()];
-    const columnOf = this.channelsInner ?
+    const columnOf = this.key.channelsInner ?
         (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
         (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
     // One position's products: the columns' src values b0…b3 (read above) times each row's
@@ -182,7 +227,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     }`).join('\n    ')}
   }
 `;
-    if (!this.plan.rowSweep) {
+    if (!this.key.rowSweep) {
       return `${header}
     ${cols.map(j => `let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, valid${j});
     let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
@@ -309,32 +354,32 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   readonly dispatchLayout = {x: [0]};
   dispatch: [number, number, number];
   readonly outputShape: number[];
-  shaderKey: string;
+  readonly shaderKey: string;
+  /** All the text is made from. */
+  readonly key: TapsKey;
 
   /** diffDst bound as vec4s where the plan reads it so (src stays f32s). */
   readonly variableComponents?: number[];
 
-  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
+  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
     this.outputShape = [plan.splits * geometry.filterSize];
     this.dispatch = [plan.workgroups, 1, 1];
     if (plan.diffDstComponents > 1) {
       this.variableComponents = [1, plan.diffDstComponents];
     }
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
-        plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}${
-        plan.srcRowUnits ? `_srcRowUnits_strides${plan.unitStrides.join('x')}_pads${plan.unitBeginPads.join('x')}_neighbourRows${plan.unitNeighbourRows}_neighbourPositions${plan.neighbourPositions}` : ''}`;
+    this.key = tapsKey(plan);
+    this.shaderKey = tapsShaderKey(this.key);
   }
 
   getUserCode(): string {
-    const T = this.plan.taps;
-    const R = this.plan.tapRows;
-    const P = this.plan.outputRows;
-    const m = this.plan.tapShift;
+    const T = this.key.taps;
+    const R = this.key.tapRows;
+    const P = this.key.outputRows;
+    const m = this.key.tapShift;
     // A diffDst value, a sum and a product hold the invocation's L neighbouring diffDst channels
     // (f32 for one, vecL for several: one vec4 read, element index / 4, where diffDst is bound as
     // vec4s, else L reads of neighbouring elements); src values are scalars.
-    const L = this.plan.tapLanes;
+    const L = this.key.tapLanes;
     const lanes = [...Array(L).keys()];
     const V = L === 1 ? 'f32' : `vec${L}<f32>`;
     const zero = `${V}(0.0)`;
@@ -345,7 +390,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // rows of neighbouring output rows coinciding; windowRow(p, r) is its index. The plan bakes in
     // stride and dilation when P > 1; with P = 1 (both 1 in the plan) the offset of window row r
     // takes the dilation from the uniforms.
-    const {rowStride, rowDilation} = this.plan;
+    const {rowStride, rowDilation} = this.key;
     const rowOffsets = [...new Set(outputRows.flatMap(p => kernelRows.map(r => p * rowStride + r * rowDilation)))].sort((a, b) => a - b);
     const srcRows = [...rowOffsets.keys()];
     const windowRow = (p: number, r: number) => rowOffsets.indexOf(p * rowStride + r * rowDilation);
@@ -408,11 +453,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // in left<p>, and the one after, read ahead into right<p> and carried into a<p>), which a
     // row's first and last positions do not have: those are written out apart from the loop,
     // without the products of the missing neighbour.
-    const [S, positionStride] = this.plan.unitStrides;
-    const [padY, padX] = this.plan.unitBeginPads;
+    const [S, positionStride] = this.key.unitStrides;
+    const [padY, padX] = this.key.unitBeginPads;
     const before = (neighbours: Neighbours) => neighbours === 'before' || neighbours === 'both';
     const after = (neighbours: Neighbours) => neighbours === 'after' || neighbours === 'both';
-    const {unitNeighbourRows, neighbourPositions} = this.plan;
+    const {unitNeighbourRows, neighbourPositions} = this.key;
     const unitRows = [...(before(unitNeighbourRows) ? [-1] : []), ...outputRows, ...(after(unitNeighbourRows) ? [P] : [])];
     const rowName = (p: number) => p < 0 ? 'Prior' : p >= P ? 'Next' : `${p}`;
     const rowValid = (p: number) => p < 0 ? 'hasRowBefore' : p >= P ? 'hasRowAfter' : null;
@@ -490,7 +535,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   ${COMMON_WGSL}
   const MAX_FINITE = 3.4028234e38;  // just under f32's largest: a sum at the largest re-runs, which is only slower
   fn diffDstValues(i : i32) -> ${V} {
-    return ${L === 1 ? 'diffDst[i]' : this.plan.diffDstComponents === 4 ? 'diffDst[i >> 2u]' :
+    return ${L === 1 ? 'diffDst[i]' : this.key.diffDstComponents === 4 ? 'diffDst[i >> 2u]' :
                                     `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
   fn main(index : i32) {
@@ -541,7 +586,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    ${this.plan.srcRowUnits ? srcRowUnitLoop() : this.plan.unmaskedFirst ? `${unitLoop('rowEnd', false)}
+    ${this.key.srcRowUnits ? srcRowUnitLoop() : this.key.unmaskedFirst ? `${unitLoop('rowEnd', false)}
     // Pads and rows past the image added a · 0: exact unless a factor was ±Inf or NaN, which
     // leaves a sum non-finite (as does a large finite sum that overflowed): then the split runs
     // again, each product tested.

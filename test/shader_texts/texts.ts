@@ -137,7 +137,8 @@ function webgpuTexts(geometry: FilterGradientGeometry): Record<string, ProgramRe
   const program = plan.mode === 'blocks' ? new FilterGradientBlocksProgram(geometry, plan) : new FilterGradientTapsProgram(geometry, plan);
   const record = (p: object & {getUserCode(): string; shaderKey: string}) => {
     const {getUserCode: _, ...fields} = {...p, getUserCode: undefined} as Record<string, unknown>;
-    delete fields.plan;
+    // What the text is made from is the text's business (it is recorded whole).
+    delete fields.key;
     return {...fields, name: p.constructor.name, shaderKey: p.shaderKey, text: p.getUserCode()};
   };
   const records: Record<string, ProgramRecord> = {
