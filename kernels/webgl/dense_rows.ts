@@ -1,7 +1,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {MultiTargetProgram} from './multi_target';
+import {textPerKey, Uniform, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
@@ -113,7 +113,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
   const ints: Uniform[] = [
     rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
-    ['srcPairs', 'int', [rows.srcPairs]],
+    ['srcPairs', 'int[]', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),
   ];
   const text: DenseRowsText = {
@@ -121,7 +121,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     srcPitch: rows.srcPitch,
   };
   return {name: DENSE_ROWS_PROGRAM, source: denseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /** What denseRowsProgram's text is made from: its cache key. */

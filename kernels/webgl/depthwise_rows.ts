@@ -1,7 +1,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {MultiTargetProgram} from './multi_target';
+import {textPerKey, Uniform, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
@@ -97,7 +97,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     srcPitch: rows.srcPitch,
   };
   return {name: DEPTHWISE_ROWS_PROGRAM, source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /** What depthwiseRowsProgram's text is made from: its cache key. */

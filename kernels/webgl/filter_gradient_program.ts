@@ -1,9 +1,8 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
+import {customUniforms, customUniformValues, Uniform} from './glsl/builder';
 import type {ReductionPlan} from './reduction_plan';
-
-export type UniformType = 'int' | 'ivec2' | 'ivec3' | 'ivec4';
 
 /** Where a filter axis goes in the canonical indices; spatial axes as components of ivec3 k. */
 type FilterRole = 'diffDstChannel' | 'srcChannel' | 'k.x' | 'k.y' | 'k.z';
@@ -38,7 +37,7 @@ export function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): Filte
  */
 export function tensorUniforms(
     name: string, tensor: FilterGradientGeometry['src'], spatialStrides: number[],
-    dataFormat: FilterGradientGeometry['dataFormat'], blockRows = 0): Array<[string, UniformType, number[]]> {
+    dataFormat: FilterGradientGeometry['dataFormat'], blockRows = 0): Uniform[] {
   const columns = tensor.shape[tensor.shape.length - 1];
   const elementStrides = [tensor.batchStride, tensor.channelStride, ...spatialStrides];
   const lastAxis = dataFormat === 'NXC' ? 1 : 4;
@@ -52,10 +51,8 @@ export function tensorUniforms(
                                                           dataFormat === 'NXC' && axis === innermost ? stride / columns :
                                                                                                        padded(stride / columns));
   const columnStrides = elementStrides.map((_, axis) => axis === lastAxis ? 1 : 0);
-  return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
+  return [[`${name}RowStrides`, 'int[]', rowStrides], [`${name}ColStrides`, 'int[]', columnStrides]];
 }
-
-export type Uniform = [name: string, type: UniformType, values: number[]];
 
 /**
  * The geometry as the uniforms every pass-1 program reads: src and diffDst sizes, strides,
@@ -76,10 +73,6 @@ export function geometryUniforms(geometry: FilterGradientGeometry, blockRows = {
     ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat, blockRows.src),
     ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat, blockRows.diffDst),
   ];
-}
-
-function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; arrayIndex?: number}> {
-  return uniforms.map(([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
 }
 
 /**
@@ -132,7 +125,7 @@ export class FilterGradientProgram implements GPGPUProgram {
   readonly packedOutput: boolean;
   readonly packedInputs: boolean;
   readonly enableShapeUniforms: boolean;
-  readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
+  readonly customUniforms: ReturnType<typeof customUniforms>;
   private readonly uniformValues: number[][];
 
   /** `directReads`: WebGL 2, and both inputs' textures hold their 2-D views row-major (see readFunctions). */
@@ -148,15 +141,15 @@ export class FilterGradientProgram implements GPGPUProgram {
     const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const uniforms: Uniform[] = [
-      mode === 'single' ? ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)] :
+      mode === 'single' ? ['filterAxisStrides', 'int[]', filterAxes.map(axis => axis.stride)] :
                           ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
       ...geometryUniforms(geometry),
       ['sizes', 'ivec4', [srcPerGroup, diffDstPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
     this.packedInputs = mode === 'packedTiles';
     this.enableShapeUniforms = directReads;
-    this.customUniforms = declare(uniforms);
-    this.uniformValues = uniforms.map(([, , values]) => values);
+    this.customUniforms = customUniforms(uniforms);
+    this.uniformValues = customUniformValues(uniforms);
     this.packedOutput = mode !== 'single';
     this.outputShape = mode === 'channelTiles' || mode === 'packedTiles' ?
         [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
@@ -458,7 +451,7 @@ export class SumSplitsProgram implements GPGPUProgram {
   readonly variableNames = ['partial'];
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly customUniforms = [{name: 'splits', type: 'int' as const}];
+  readonly customUniforms = customUniforms([['splits', 'int', []]]);
   /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
   readonly enableShapeUniforms: boolean;
 
@@ -478,7 +471,7 @@ export class SumSplitsProgram implements GPGPUProgram {
   }
 
   uniforms(): number[][] {
-    return [[this.splits]];
+    return customUniformValues([['splits', 'int', [this.splits]]]);
   }
 }
 
@@ -491,7 +484,7 @@ export class ArrangeTilesProgram implements GPGPUProgram {
   readonly variableNames = ['partial'];
   readonly outputShape: number[];
   readonly userCode: string;
-  readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
+  readonly customUniforms: ReturnType<typeof customUniforms>;
   private readonly uniformValues: number[][];
 
   /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
@@ -522,12 +515,12 @@ export class ArrangeTilesProgram implements GPGPUProgram {
         int row = lane / 2;
         int col = lane - 2 * row;`;
     const uniforms: Uniform[] = [
-      ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
+      ['filterAxisStrides', 'int[]', filterAxes.map(axis => axis.stride)],
       ['kernelSize', 'ivec3', [d.kernelSize, h.kernelSize, w.kernelSize]],
-      ['splits', 'int', [plan.splits]],
+      ['splits', 'int[]', [plan.splits]],
     ];
-    this.customUniforms = declare(uniforms);
-    this.uniformValues = uniforms.map(([, , values]) => values);
+    this.customUniforms = customUniforms(uniforms);
+    this.uniformValues = customUniformValues(uniforms);
     this.outputShape = [geometry.filterSize];
     this.userCode = `
       void main() {

@@ -2,7 +2,7 @@ import type {TensorInfo} from '@tensorflow/tfjs-core';
 import {env} from '@tensorflow/tfjs-core';
 import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import type {Uniform} from './filter_gradient_program';
+import type {UniformValue} from './glsl/builder';
 
 /**
  * Running a fragment shader that writes several render targets at once (WebGL 2 draw buffers),
@@ -31,34 +31,7 @@ export interface MultiTargetProgram {
   /** Sampler uniform of each input, in the order of the inputs. */
   readonly inputNames: readonly string[];
   /** Integer uniforms (int arrays, ivecN) and float vec2 uniforms, set before each draw. */
-  readonly uniforms: ReadonlyArray<{name: string; type: 'int' | 'ivec2' | 'ivec3' | 'ivec4' | 'vec2'; values: number[]}>;
-}
-
-/**
- * `makeText` kept per key: a pass's shader text made from a small key object holding all the
- * text depends on (and nothing else: `makeText` sees only the key), compared as JSON. A call
- * then pays for its key, not for writing the text out (tens of KB for written rows over wide
- * rows), and the compiled-program cache, keyed by the text, is handed the same string. One entry
- * per distinct text, as there is one compiled program per text.
- */
-export function textPerKey<Key>(makeText: (key: Key) => string): (key: Key) => string {
-  const texts = new Map<string, string>();
-  return key => {
-    const json = JSON.stringify(key);
-    let text = texts.get(json);
-    if (text === undefined) texts.set(json, text = makeText(key));
-    return text;
-  };
-}
-
-/** GLSL declaring integer uniforms (int arrays sized by their values). */
-export function declareIntUniforms(uniforms: readonly Uniform[]): string {
-  return uniforms.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ');
-}
-
-/** Integer uniforms as runMultiTarget sets them. */
-export function intUniformValues(uniforms: readonly Uniform[]): MultiTargetProgram['uniforms'] {
-  return uniforms.map(([name, type, values]) => ({name, type, values}));
+  readonly uniforms: readonly UniformValue[];
 }
 
 /**

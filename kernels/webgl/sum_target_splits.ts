@@ -1,4 +1,4 @@
-import type {Uniform} from './filter_gradient_program';
+import {declareUniforms, Uniform, uniformValues} from './glsl/builder';
 import type {MultiTargetProgram} from './multi_target';
 
 /**
@@ -72,13 +72,13 @@ export const SUM_TARGET_SPLITS_PROGRAM = 'SumTargetSplitsProgram';
  */
 export function sumTargetSplitsProgram(targetCount: number, targetSplits: TargetSplits): MultiTargetProgram {
   const targets = [...Array(targetCount).keys()];
+  const uniforms: Uniform[] = [['splits', 'int', [targetSplits.splits]], splitGridUniform(targetSplits)];
   const source = `#version 300 es
       precision highp float;
       precision highp int;
       precision highp sampler2D;
       ${targets.map(t => `uniform sampler2D target${t};`).join('\n      ')}
-      uniform int splits;
-      uniform ivec3 splitGrid;
+      ${declareUniforms(uniforms)}
       ${targets.map(t => `layout(location = ${t}) out vec4 sum${t};`).join('\n      ')}
       void main() {
         ivec2 texel = ivec2(gl_FragCoord.xy);
@@ -93,11 +93,10 @@ export function sumTargetSplitsProgram(targetCount: number, targetSplits: Target
         }
       }
 `;
-  const [, type, values] = splitGridUniform(targetSplits);
   return {
     name: SUM_TARGET_SPLITS_PROGRAM,
     source,
     inputNames: targets.map(t => `target${t}`),
-    uniforms: [{name: 'splits', type: 'int', values: [targetSplits.splits]}, {name: 'splitGrid', type, values}],
+    uniforms: uniformValues(uniforms),
   };
 }

@@ -1,5 +1,6 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from './filter_gradient_program';
+import type {Uniform} from './glsl/builder';
 import type {PackedTexture} from './packed_reads';
 import type {ReductionPlan} from './reduction_plan';
 import {splitGridUniform, TargetSplits} from './sum_target_splits';

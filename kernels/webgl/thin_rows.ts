@@ -1,7 +1,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
+import {MultiTargetProgram} from './multi_target';
+import {textPerKey, Uniform, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
 import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
@@ -99,7 +99,7 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
   const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
   return {name: THIN_ROWS_PROGRAM, source: thinRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /** What thinRowsProgram's text is made from: its cache key. */

@@ -1,6 +1,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {MultiTargetProgram} from './multi_target';
+import {declareUniforms, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
@@ -133,7 +134,7 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
 
 ${stepAdvance(stride, texelCount)}`;
   const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
+      ${declareUniforms(ints)}
       ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
@@ -154,7 +155,7 @@ ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
       }
 `;
-  return {name: THIN_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+  return {name: THIN_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /**

@@ -1,6 +1,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {MultiTargetProgram} from './multi_target';
+import {declareUniforms, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {ReductionPlan, splitReduction} from './reduction_plan';
@@ -131,7 +132,7 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
 
 ${stepAdvance(stride, texelCount)}`;
   const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
+      ${declareUniforms(ints)}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
@@ -156,7 +157,7 @@ ${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuo
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {name: WIDE_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+  return {name: WIDE_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /**

@@ -1,7 +1,8 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
 import type {TargetLocation} from './arrange_targets';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from './filter_gradient_program';
+import {MultiTargetProgram} from './multi_target';
+import {declareUniforms, Uniform, uniformValues} from './glsl/builder';
 import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
 import {tunedWebglProfile, WebglProfile} from './plan/device';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
@@ -222,7 +223,7 @@ ${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at
 `}        }
 `;
   const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
+      ${declareUniforms(ints)}
       ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
 ${INSIDE_FUNCTIONS}
       void main() {
@@ -251,7 +252,7 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
     inputNames: ['src', 'diffDst'],
     uniforms: [
       ...packedReadsUniforms(textures),
-      ...intUniformValues(ints),
+      ...uniformValues(ints),
     ],
   };
 }

@@ -1,6 +1,5 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms} from './multi_target';
+import {declareUniforms, Uniform} from './glsl/builder';
 import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_reads';
 import {DEFAULT_WEBGL_PROFILE} from './plan/device';
 
@@ -75,7 +74,7 @@ export interface WrittenRowsText {
 /** A pass's WrittenRowsText, from the row's axis `w`, the inputs' textures and the pass's integer uniforms. */
 export function writtenRowsText(w: SpatialAxis, diffDstPitch: number, kernelRowsAlwaysInside: boolean,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}, ints: readonly Uniform[]): WrittenRowsText {
-  return {row: rowAxisOf(w), diffDstPitch, kernelRowsAlwaysInside, inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints)};
+  return {row: rowAxisOf(w), diffDstPitch, kernelRowsAlwaysInside, inputs: inputFolding(textures), intUniforms: declareUniforms(ints)};
 }
 
 /**

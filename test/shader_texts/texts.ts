@@ -55,8 +55,10 @@ export function viewTexture(elements: number, columns: number, blockRows: number
   return {texShape: [2 * Math.ceil(texels / side), 2 * side], columns, folded, blockRows};
 }
 
+/** A multi-target program's record: runMultiTarget sets its uniforms by name, so they are recorded in name order. */
 function multiTargetRecord(program: MultiTargetProgram): ProgramRecord {
-  return {name: program.name, text: program.source, inputNames: program.inputNames, uniforms: program.uniforms};
+  const uniforms = [...program.uniforms].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return {name: program.name, text: program.source, inputNames: program.inputNames, uniforms};
 }
 
 interface GpgpuLike {
