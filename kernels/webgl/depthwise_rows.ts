@@ -124,7 +124,7 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
           ${rowSum(tap(ky, kx))} += ${terms.join(' + ')};`;
   }).join('');
   // The dy row first, then per kernel row its src texels as its products first need them: one
-  // src row at a time, which SwiftShader runs faster than the rows' reads interleaved.
+  // src row at a time, not the rows' reads interleaved.
   const texelsAlong = Math.ceil(w.diffDstSize / 2);
   const steps = [...Array(texelsAlong).keys()].map(j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          ')).join('') +
       kernelRows.map(ky => interleavedRowSteps(texelsAlong, () => '',

@@ -115,8 +115,8 @@ export function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
  *   - with direct reads (WebGL 2, textures holding their views row-major: the usual case, see
  *     readFunctions) the program runs with shape uniforms, so the key holds no shapes and one
  *     program serves every batch size; otherwise it reads through tfjs's samplers with the
- *     shapes baked in (their shape-uniform versions divide by a uniform on every read, 1.2–2×
- *     slower on SwiftShader), and a new tensor shape compiles a new program.
+ *     shapes baked in (their shape-uniform versions divide by a uniform on every read), and a
+ *     new tensor shape compiles a new program.
  */
 export class FilterGradientProgram implements GPGPUProgram {
   readonly variableNames = ['src', 'diffDst'];

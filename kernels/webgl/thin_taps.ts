@@ -42,7 +42,7 @@ export interface ThinTaps {
  * than 2 targets, or when the targets cannot fit.
  *
  * The widest tap block first (a step's src texels serve every tap: its reads grow with the
- * stride, not with the taps), up to 8 taps (wide_taps.ts: SwiftShader lost its context on 16),
+ * stride, not with the taps), up to the profile's maxTaps,
  * then as many channel pairs as the remaining targets hold, up to the profile's maxTapPairs taps
  * × pairs: 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8
  * kernel.
@@ -117,7 +117,7 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
   };
   const product = (t: number, position: 0 | 1, j: number) => `${value(offsets(t)[position])} * y${j}.${position === 0 ? 'xy' : 'zw'}`;
   // Outside the middle range each tap and position is tested, by an if around its products
-  // (selects on bools there made SwiftShader take minutes to compile the shader).
+  // (selects on bools there make the shader compiler's work grow steeply).
   const testedProducts = (t: number, position: 0 | 1) => `
             if (valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]})) {${pairIndices.map(j => `
               sum${t >> 1}_${j}.${t % 2 === 1 ? 'zw' : 'xy'} += ${product(t, position, j)};`).join('')}

@@ -48,7 +48,7 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
     return null;
   }
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  // At most 8 taps (4 targets): SwiftShader lost its context on the 16-tap shader (3 × 9 texel reads and 32 selects a step).
+  // At most the profile's maxTaps: a step's reads and selects grow with its taps.
   const taps = Math.min(w.kernelSize, profile.maxTaps, 2 * maxTargets);
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
@@ -90,14 +90,10 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * texture is folded; sizes, the other strides, pads and dilations, the split and
  * the textures' sizes are uniforms.
  *
- * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
- * read), two channel pairs a fragment, separate loops for the two src parities. No gain: the
- * parity baked into the text where every row starts even, texelFetch instead of texture().
- * Measured there, the multiply-adds are nearly free (a variant summing the texels instead ran
- * as fast), while the reads and their address arithmetic are most of the time (a division per
- * read of a folded texture cost 55%, hence the cursors) and so are per-product selects (testing
- * every step was 36% slower): what helps is fewer and cheaper reads, in an order that hits the
- * cache.
+ * Where the fragments run on a CPU (SwiftShader), the multiply-adds are nearly free and the
+ * reads, their address arithmetic and per-product selects are the time: the pass is made of
+ * fewer and cheaper reads (cursors through folded textures, no division a read), in an order
+ * that hits the cache, and tests only the steps at a row's ends.
  */
 export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {

@@ -81,12 +81,9 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  *
  * A step over two positions reads diffDstPairs diffDst texels and two src texels per src pair
  * — one where the stride along the row is 1 (the step's second texel, carried over, is the next
- * step's first: 8–17% faster on 3×3 stride-1 layers) and in the pointwise sweep, where src and
- * diffDst rows coincide — for 8 · srcPairs · diffDstPairs multiply-adds: 6–8 reads per 64
- * instead of the single-target program's 3 per 8. (On SwiftShader a call costs about its texture
- * reads; an earlier loop reading one texel only for even rows, beside the general one, was
- * slower: the shader's size cost more than the read.) Texel halves
- * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
+ * step's first) and in the pointwise sweep, where src and diffDst rows coincide — for 8 ·
+ * srcPairs · diffDstPairs multiply-adds: 6–8 reads per 64 instead of the single-target program's
+ * 3 per 8. Texel halves outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
  * the arrangement never reads.
  *
@@ -114,9 +111,8 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const diffDstJs = pairs(diffDstPairs);
   const targets = srcIs.flatMap(i => diffDstJs.map(j => ({i, j, name: `target${i * diffDstPairs + j}`})));
   // The loops read a folded texture through cursors (see cursorFunctions in packed_reads.ts),
-  // stepped with an add and a compare where its texel index would take a division per read
-  // (10–25% faster on folded inputs); a row-major one by its row, which holds fewer values
-  // live (cursors there ran 15% slower). `cursor` names the stream's cursor, set up at view row
+  // stepped with an add and a compare where its texel index would take a division per read; a
+  // row-major one by its row, which holds fewer values live. `cursor` names the stream's cursor, set up at view row
   // `row` before the loop; a read at view row `rowNow` then moves it on by `step` (GLSL ivec2).
   const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string):
       {setup: string; read: (variable: string, rowNow: string) => string} => {

@@ -340,7 +340,7 @@ ${store}`;
  * what counts, and a second, unmasked body for the middle of the row only makes the shader
  * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
  * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
- * copy of the loop per combination (14 s to compile the 3 × 3 shader; larger ones did not finish).
+ * copy of the loop per combination, whose compile time grows with each combination.
  *
  * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
  * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L, the

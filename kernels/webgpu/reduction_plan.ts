@@ -17,7 +17,7 @@ import {tuningFlag} from '../../src/tuning_flags';
  * multiple of 4 of them, a 'taps' invocation takes L = 4 neighbouring diffDst channels, so one
  * src window serves 4 filter planes: a 3 × 3, stride-1 step over 2 rows then reads 4 src and
  * 2 × 4 diffDst values for 72 products, where a block reads 12 for 32. That is the plan for
- * every layer with a kernel window of at least MIN_WINDOW_TAPS taps in its two innermost axes;
+ * every layer with a kernel window of at least the profile's minWindowTaps taps in its two innermost axes;
  * 'blocks' keeps pointwise (1 × 1) layers, layouts with channels outermost (NCX) and channel
  * counts not a multiple of 4; and groups with fewer than 4 rows (depthwise: 1 × Kvol), where a
  * block would mostly compute padding, take 'taps' with L = 1. Either way, when the filter gives
@@ -28,7 +28,7 @@ export interface WebgpuReductionPlan {
   readonly mode: 'blocks' | 'taps';
   /** 'taps': neighbouring taps of the innermost kernel axis per invocation (T, 1-4). */
   readonly taps: number;
-  /** 'taps': neighbouring rows of the second-innermost kernel axis per invocation (R: R · T ≤ MAX_TAP_SUMS). */
+  /** 'taps': neighbouring rows of the second-innermost kernel axis per invocation (R: R · T ≤ maxTapSums). */
   readonly tapRows: number;
   /**
    * 'taps': how many taps the window moves from one position to the next (m = stride ÷ dilation
@@ -37,8 +37,8 @@ export interface WebgpuReductionPlan {
   readonly tapShift: number;
   /**
    * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
-   * unit, P: TAP_OUTPUT_ROWS, LANE_TAP_OUTPUT_ROWS when L > 1 (at most the height) where stride and dilation along that axis are
-   * at most MAX_SHARED_ROW_STEP (1 when L > 1) and R covers the kernel's rows, so their src rows overlap (output
+   * unit, P: the profile's tapOutputRows, laneTapOutputRows when L > 1 (at most the height) where stride and dilation along that axis are
+   * at most the profile's maxSharedRowStep (1 when L > 1) and R covers the kernel's rows, so their src rows overlap (output
    * row p's kernel row r reads src row p · stride + r · dilation: P + R − 1 window rows for P · R
    * rows of products at stride and dilation 1, 2P + R − 2 at stride 2); else 1.
    */
@@ -47,7 +47,7 @@ export interface WebgpuReductionPlan {
   readonly rowStride: number;
   readonly rowDilation: number;
   /**
-   * 'taps': neighbouring diffDst channels per invocation (L: TAP_LANES where diffDst channels
+   * 'taps': neighbouring diffDst channels per invocation (L: the profile's tapLanes where diffDst channels
    * are innermost and a group's divide by it, else 1); its diffDst values, products and
    * sums are vecL, its src window scalars.
    */
@@ -113,10 +113,7 @@ export interface WebgpuReductionPlan {
 export type Neighbours = 'none' | 'before' | 'after' | 'both';
 
 export const WORKGROUP_INVOCATIONS = 64;
-/**
- * Columns of a block (baked into the blocks program): 8 × 8 blocks (16 loads for 64 products)
- * take SwiftShader's shader compiler past Chromium's GPU watchdog.
- */
+/** Columns of a block (baked into the blocks program). */
 export const BLOCK_COLUMNS = 4;
 
 /**
@@ -127,18 +124,29 @@ export const BLOCK_COLUMNS = 4;
 export interface WebgpuProfile {
   /**
    * Workgroups pass 1 spreads its invocations over at least (when it has minWorkgroupShare for
-   * each): a CPU adapter runs a workgroup on one thread.
+   * each): a CPU adapter runs a workgroup on one thread, so 64 invocations in one workgroup run
+   * on one core; the adapter's thread count is the value (2 on this machine's SwiftShader).
    */
   readonly minWorkgroups: number;
-  /** Invocations a workgroup takes at least, and their multiple (the adapter's lane group). */
+  /** Invocations a workgroup takes at least, and their multiple: the adapter's lane group (4 on SwiftShader). */
   readonly minWorkgroupShare: number;
-  /** 'blocks' sweeps rows of at least this many positions and walks shorter rows position by position. */
+  /**
+   * 'blocks' sweeps rows of at least this many positions (after sweptAxes merges pointwise axes)
+   * and walks shorter rows position by position: a swept row pays its set-up (row coordinates,
+   * per-column row tests, three stretches) once, which short rows do not win back.
+   */
   readonly minSweptRow: number;
-  /** Rows of positions a 'taps' unit over one diffDst channel takes (P). */
+  /**
+   * Rows of positions a 'taps' unit over one diffDst channel takes (P): 4 rows of a 3 × 3 kernel
+   * share a window of 6 src rows, 6 src and 4 diffDst reads a position for 36 products.
+   */
   readonly tapOutputRows: number;
   /** Rows of positions a 'taps' unit over 4 diffDst channels takes (more spill its 4-wide sums). */
   readonly laneTapOutputRows: number;
-  /** The largest stride or dilation along the rows' axis for which a one-channel 'taps' unit takes P rows. */
+  /**
+   * The largest stride or dilation along the rows' axis for which a one-channel 'taps' unit takes
+   * P rows (over 4 channels, 1: a stride-2 unit's window rows with 4 sums a tap spill).
+   */
   readonly maxSharedRowStep: number;
   /** Whether layers whose src tiles into strides of diffDst run in units of src rows (srcRowUnitRows). */
   readonly srcRowUnits: boolean;
@@ -148,9 +156,14 @@ export interface WebgpuProfile {
   readonly midImageUnitRows: number;
   /** Whether layers with a kernel window run as 'taps' over tapLanes diffDst channels. */
   readonly laneTaps: boolean;
-  /** The fewest taps (kernel height × width) for which 'taps' over several diffDst channels replaces 'blocks'. */
+  /**
+   * The fewest taps (kernel height × width, innermost two axes) for which 'taps' over 4 diffDst
+   * channels replaces 'blocks': per product it reads (P · 4 + window rows · m) / (P · R · T · 4)
+   * values (0.17 at 3 × 3, stride 1, P = 2), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the
+   * window has nothing to share and reads more than the block.
+   */
   readonly minWindowTaps: number;
-  /** diffDst channels per 'taps' invocation where they share a window (L). */
+  /** diffDst channels per 'taps' invocation where they share a window (L; the programs' vec4). */
   readonly tapLanes: number;
   /** Whether an invocation's tapLanes diffDst channels are read as one vec4. */
   readonly vec4Reads: boolean;
@@ -158,14 +171,22 @@ export interface WebgpuProfile {
   readonly unmaskedFirst: boolean;
   /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
   readonly minBlockRows: number;
-  /** Invocations a split aims at before the reduction is split further. */
+  /**
+   * Invocations a split aims at before the reduction is split further: every split adds its
+   * partial filter to the second pass. A CPU adapter wants enough to keep its threads busy; a
+   * discrete GPU wants more in flight: this is the value to raise there.
+   */
   readonly targetInvocations: number;
   /** A split sums at least this many products per output, so the second pass stays small. */
   readonly minProductsPerSplit: number;
   readonly maxSplits: number;
   /** Taps per 'taps' invocation at most along the innermost kernel axis. */
   readonly maxTaps: number;
-  /** Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers. */
+  /**
+   * Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers:
+   * 16 keeps a 5 × 5 kernel in blocks of 5 rows × 3 + 2 taps (all its rows, so a unit's output
+   * rows share the window) and a 7 × 7 one in 4 + 3 rows × 4 + 3 taps.
+   */
   readonly maxTapSums: number;
 }
 
@@ -315,11 +336,11 @@ function neighboursOf(axis: SpatialAxis): Neighbours | null {
  * at stride 1 with pads of 1), units of src rows read each src value once and each diffDst
  * value once, plus the neighbouring rows' where a unit is not the whole image: a stride-2 3 × 3
  * unit of 4 rows reads 16 src and 4 diffDst values a position for 33 products. P is the image's
- * height up to MAX_SRC_ROW_UNIT_ROWS (no neighbouring rows), else MID_IMAGE_UNIT_ROWS or the
- * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS (a unit never runs past its image;
+ * height up to maxSrcRowUnitRows (no neighbouring rows), else midImageUnitRows or the
+ * largest divisor of the height up to maxSrcRowUnitRows (a unit never runs past its image;
  * fewer rows would read the neighbouring rows for too few of their own). At stride 1 along the
  * rows, the neighbouring rows would read as many values as the window does, so only images up to
- * MAX_SRC_ROW_UNIT_ROWS high, one unit each, take units of src rows.
+ * maxSrcRowUnitRows high, one unit each, take units of src rows.
  */
 function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis, profile: WebgpuProfile): number {
   const tiles = (axis: SpatialAxis) => axis.dilation === 1 && axis.srcSize === axis.stride * axis.diffDstSize && neighboursOf(axis) !== null;
@@ -340,7 +361,7 @@ function evenBlock(size: number, max: number): number {
 /**
  * Pass 1's workgroups: the splits' invocations one after another, split after split, spread
  * evenly over the workgroups, as many a workgroup as fit (WORKGROUP_INVOCATIONS) but over at
- * least MIN_WORKGROUPS workgroups where there are enough invocations for 4 each. Packed, a split
+ * least the profile's minWorkgroups workgroups where there are enough invocations for minWorkgroupShare each. Packed, a split
  * of 8 filter planes does not leave 56 invocations of its own workgroup idle (SwiftShader pays
  * for each workgroup it starts, busy or not); spread, 64 invocations do not all land in one
  * workgroup, which one thread runs alone.

@@ -21,27 +21,59 @@ export interface WebglProfile {
   };
   /** Targets a multi-target fragment writes at most (the device may allow more draw buffers). */
   readonly maxTargets: number;
-  /** Written-out rows (dense, depthwise and thin rows): products a row's text holds at most. */
+  /**
+   * Written-out rows (dense, depthwise and thin rows): products a row's text holds at most
+   * (depthwise: kernel height × width × row width vec2 multiply-adds; dense: kernel width × B ×
+   * row width vec4 ones), which bounds the shader's length and its compile time: 1,008 at 3 × 3
+   * over 112 positions, 784 at 7 wide over 112 (ResNet-50's first layer). Larger rows take the
+   * passes that loop.
+   */
   readonly maxWrittenRowProducts: number;
   readonly denseRows: {
-    /** The widest diffDst rows dense rows take. */
+    /** The widest diffDst rows dense rows take (wider ones: wide tiles). */
     readonly maxWidth: number;
     readonly targetFragments: number;
-    /** The fewest texel reads a fragment's split gives it (0: no minimum). */
+    /**
+     * The fewest texel reads a fragment's split gives it (0: no minimum): a fragment is not free
+     * (its quad's set-up, 4–8 target writes, a share of the sum pass), so layers whose rows are
+     * few or short take fewer, longer splits than the fragment count alone gives them.
+     */
     readonly minFragmentReads: number;
   };
+  /**
+   * Depthwise rows aim at fewer fragments than wide taps: a fragment's set-up and its share of
+   * pass 2 weigh against rows that each hold a whole image row's products, and the channel pairs
+   * down the targets' rows give the threads work with few splits.
+   */
   readonly depthwiseRows: {readonly maxWidth: number; readonly targetFragments: number};
   readonly thinRows: {readonly maxWidth: number; readonly targetFragments: number};
   readonly wideTaps: {
+    /**
+     * Fewer fragments than the dense passes: a wide-taps fragment's set-up (the kernel block's
+     * ranges, its divisions) weighs more against its few products (6 elements a fragment).
+     */
     readonly targetFragments: number;
-    /** Rows of up to this many positions run in segments (tapSegmentsLoop); 0: row by row. */
+    /**
+     * Rows of up to this many positions run in segments (tapSegmentsLoop; 0: row by row): there a
+     * row's set-up outweighs its steps; a segment's step chooses between the tested and untested
+     * step each time, which long rows pay for more than their set-up.
+     */
     readonly maxSegmentRowLength: number;
   };
-  /** Taps per fragment at most along the innermost kernel axis (wide taps, thin taps). */
+  /** Taps per fragment at most along the innermost kernel axis (wide taps, thin taps): the step's reads and selects grow with them. */
   readonly maxTaps: number;
   readonly thinTaps: {
+    /**
+     * Far fewer fragments than the dense passes: a thin layer's filter is small (200 elements at
+     * 5 × 5, 1 → 8), so many fragments would be hundreds of short splits, each with its row
+     * set-up and its read in pass 2.
+     */
     readonly targetFragments: number;
-    /** (tap, channel pair) products a position at most: bounds the step's text. */
+    /**
+     * (tap, channel pair) products a position at most: the step holds 4 times that many
+     * multiply-adds, three times over (the loops at a row's ends and between), so this bounds
+     * the shader's size and its compile time, which grows steeply with the step.
+     */
     readonly maxTapPairs: number;
   };
 }
