@@ -33,8 +33,7 @@ export interface DenseRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS,
-        CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from './plan/device';
 /**
  * The default profile's fewest reads a dense-rows fragment's split gives it: a fragment is not
  * free (its quad's set-up, 4–8 target writes, and a share of the sum pass), so layers whose rows
@@ -120,7 +119,7 @@ export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRo
     ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), diffDstPairs: rows.diffDstPairs,
     srcPitch: rows.srcPitch,
   };
-  return {name: DENSE_ROWS_PROGRAM, source: denseRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: DENSE_ROWS.programName, source: denseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
@@ -193,13 +192,8 @@ export function denseRowsTargetLocation(rows: DenseRows): TargetLocation {
         int col = 2 * block;`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const DENSE_ROWS_PROGRAM = 'DenseRowsProgram';
-
 /** The pass (see MultiTargetPass). */
 export const DENSE_ROWS: MultiTargetPass<DenseRows> = Object.freeze<MultiTargetPass<DenseRows>>({
-  name: 'dense rows', family: 'dense', form: 'writtenRows', programName: DENSE_ROWS_PROGRAM, arrangement: 'channelTexels', srcView: 'rows',
+  name: 'dense rows', family: 'dense', form: 'writtenRows', programName: 'DenseRowsProgram', arrangement: 'channelTexels', srcView: 'rows',
   plan: (geometry, device, inputs) => planDenseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
-  location: (_, params) => denseRowsTargetLocation(params),
-  program: denseRowsProgram,
-});
+  location: (_, params) => denseRowsTargetLocation(params), program: denseRowsProgram});

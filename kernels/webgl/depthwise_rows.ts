@@ -23,7 +23,7 @@ export interface DepthwiseRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from './plan/device';
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
@@ -96,7 +96,7 @@ export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: Dep
     ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), kernelHeight: h.kernelSize,
     srcPitch: rows.srcPitch,
   };
-  return {name: DEPTHWISE_ROWS_PROGRAM, source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: DEPTHWISE_ROWS.programName, source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
@@ -165,13 +165,8 @@ export function depthwiseRowsTargetLocation(rows: DepthwiseRows): TargetLocation
         int col = 0;`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const DEPTHWISE_ROWS_PROGRAM = 'DepthwiseRowsProgram';
-
 /** The pass (see MultiTargetPass). */
 export const DEPTHWISE_ROWS: MultiTargetPass<DepthwiseRows> = Object.freeze<MultiTargetPass<DepthwiseRows>>({
-  name: 'depthwise rows', family: 'depthwise', form: 'writtenRows', programName: DEPTHWISE_ROWS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  name: 'depthwise rows', family: 'depthwise', form: 'writtenRows', programName: 'DepthwiseRowsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device, inputs) => planDepthwiseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
-  location: (_, params) => depthwiseRowsTargetLocation(params),
-  program: depthwiseRowsProgram,
-});
+  location: (_, params) => depthwiseRowsTargetLocation(params), program: depthwiseRowsProgram});

@@ -98,7 +98,7 @@ export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
   const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
-  return {name: THIN_ROWS_PROGRAM, source: thinRowsText(text), inputNames: ['src', 'diffDst'],
+  return {name: THIN_ROWS.programName, source: thinRowsText(text), inputNames: ['src', 'diffDst'],
           uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
@@ -173,13 +173,8 @@ export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
         int col = 0;`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const THIN_ROWS_PROGRAM = 'ThinRowsProgram';
-
 /** The pass (see MultiTargetPass). */
 export const THIN_ROWS: MultiTargetPass<ThinRows> = Object.freeze<MultiTargetPass<ThinRows>>({
-  name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: THIN_ROWS_PROGRAM, arrangement: 'targets', srcView: 'pairedPositions',
+  name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: 'ThinRowsProgram', arrangement: 'targets', srcView: 'pairedPositions',
   plan: (geometry, device, inputs) => planThinRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
-  location: (_, params) => thinRowsTargetLocation(params),
-  program: thinRowsProgram,
-});
+  location: (_, params) => thinRowsTargetLocation(params), program: thinRowsProgram});

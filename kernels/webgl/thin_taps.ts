@@ -155,7 +155,7 @@ ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
       }
 `;
-  return {name: THIN_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
+  return {name: THIN_TAPS.programName, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /**
@@ -177,13 +177,8 @@ export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
         int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const THIN_TAPS_PROGRAM = 'ThinTapsProgram';
-
 /** The pass (see MultiTargetPass). */
 export const THIN_TAPS: MultiTargetPass<ThinTaps> = Object.freeze<MultiTargetPass<ThinTaps>>({
-  name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: THIN_TAPS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: 'ThinTapsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device) => planThinTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
-  location: (_, params) => thinTapsTargetLocation(params),
-  program: thinTapsProgram,
-});
+  location: (_, params) => thinTapsTargetLocation(params), program: thinTapsProgram});

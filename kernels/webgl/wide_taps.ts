@@ -33,7 +33,6 @@ export interface WideTaps {
   readonly targetSplits: TargetSplits;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS} from './plan/device';
 
 /**
  * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
@@ -153,7 +152,7 @@ ${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuo
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {name: WIDE_TAPS_PROGRAM, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
+  return {name: WIDE_TAPS.programName, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /**
@@ -176,13 +175,8 @@ export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
         int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const WIDE_TAPS_PROGRAM = 'WideTapsProgram';
-
 /** The pass (see MultiTargetPass). */
 export const WIDE_TAPS: MultiTargetPass<WideTaps> = Object.freeze<MultiTargetPass<WideTaps>>({
-  name: 'wide taps', family: 'depthwise', form: 'loops', programName: WIDE_TAPS_PROGRAM, arrangement: 'targets', srcView: 'rows',
+  name: 'wide taps', family: 'depthwise', form: 'loops', programName: 'WideTapsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device, inputs) => planWideTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: (_, params) => wideTapsTargetLocation(params),
-  program: wideTapsProgram,
-});
+  location: (_, params) => wideTapsTargetLocation(params), program: wideTapsProgram});

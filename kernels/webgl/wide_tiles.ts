@@ -243,7 +243,7 @@ ${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, nam
       }
 `;
   return {
-    name: WIDE_TILES_PROGRAM,
+    name: WIDE_TILES.programName,
     source,
     inputNames: ['src', 'diffDst'],
     uniforms: [
@@ -276,13 +276,8 @@ export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles:
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);`};
 }
 
-/** The program's name (tf.profile, the bench's program counts). */
-const WIDE_TILES_PROGRAM = 'WideTilesProgram';
-
 /** The pass (see MultiTargetPass). */
 export const WIDE_TILES: MultiTargetPass<WideTiles> = Object.freeze<MultiTargetPass<WideTiles>>({
-  name: 'wide tiles', family: 'dense', form: 'loops', programName: WIDE_TILES_PROGRAM, arrangement: 'channelTexels', srcView: 'rows',
+  name: 'wide tiles', family: 'dense', form: 'loops', programName: 'WideTilesProgram', arrangement: 'channelTexels', srcView: 'rows',
   plan: (geometry, device, inputs) => planWideTiles(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: wideTilesTargetLocation,
-  program: wideTilesProgram,
-});
+  location: wideTilesTargetLocation, program: wideTilesProgram});

@@ -1,5 +1,5 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
+import {tunedProfile, tuningFlag} from '../../src/tuning_flags';
 
 
 /**
@@ -198,39 +198,29 @@ export const DEFAULT_WEBGPU_PROFILE: WebgpuProfile = Object.freeze({
   maxTaps: 4, maxTapSums: 16,
 });
 
-/** Tuning flag: WebgpuProfile.minSweptRow (0: always sweep, a huge value: never). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW';
-/** Tuning flag: rows of positions a 'taps' unit takes at most, over one or several channels (0: the profile's; 1 turns shared rows off). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
-/** Tuning flag: WebgpuProfile.srcRowUnits (1 or 0). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS = 'CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS';
-/** Tuning flag: WebgpuProfile.targetInvocations. */
-export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
-/** Tuning flag: WebgpuProfile.unmaskedFirst (1 or 0). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST';
-/** Tuning flag: WebgpuProfile.vec4Reads (1 or 0). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS = 'CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS';
-/** Tuning flag: WebgpuProfile.laneTaps (1 or 0). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS';
-
 /**
- * `base` with the tuning flags applied (tfjs flags the benches set with `--variant FLAG=VALUE`,
- * registered here with the base's values).
+ * The tuning flags (tfjs flags the benches set with `--variant FLAG=VALUE`) and the profile field
+ * each sets (tunedWebgpuProfile; a boolean field takes 1 or 0). Besides these,
+ * CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, when not 0, sets both tapOutputRows and
+ * laneTapOutputRows (1 turns the shared rows off).
  */
+export const WEBGPU_TUNING_FLAGS = Object.freeze({
+  minSweptRow: 'CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW',
+  srcRowUnits: 'CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS',
+  targetInvocations: 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS',
+  unmaskedFirst: 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST',
+  vec4Reads: 'CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS',
+  laneTaps: 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS',
+});
+export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = WEBGPU_TUNING_FLAGS.unmaskedFirst;
+export const CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS = WEBGPU_TUNING_FLAGS.vec4Reads;
+export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
+
+/** `base` with the tuning flags applied (each registered with the base's value). */
 export function tunedWebgpuProfile(base: WebgpuProfile = DEFAULT_WEBGPU_PROFILE): WebgpuProfile {
-  const on = (flag: string, value: boolean) => tuningFlag(flag, value ? 1 : 0) !== 0;
+  const tuned = tunedProfile(base, WEBGPU_TUNING_FLAGS);
   const outputRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0);
-  return Object.freeze({
-    ...base,
-    minSweptRow: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW, base.minSweptRow),
-    tapOutputRows: outputRows || base.tapOutputRows,
-    laneTapOutputRows: outputRows || base.laneTapOutputRows,
-    srcRowUnits: on(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, base.srcRowUnits),
-    targetInvocations: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS, base.targetInvocations),
-    unmaskedFirst: on(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, base.unmaskedFirst),
-    vec4Reads: on(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, base.vec4Reads),
-    laneTaps: on(CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS, base.laneTaps),
-  });
+  return outputRows === 0 ? tuned : Object.freeze({...tuned, tapOutputRows: outputRows, laneTapOutputRows: outputRows});
 }
 
 /**

@@ -1,7 +1,7 @@
 import {env} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {tuningFlag} from '../../../src/tuning_flags';
+import {tunedProfile} from '../../../src/tuning_flags';
 
 /**
  * The thresholds the webgl planner reads: how far it splits the reduction and which problems
@@ -91,63 +91,34 @@ export const DEFAULT_WEBGL_PROFILE: WebglProfile = Object.freeze({
   thinTaps: Object.freeze({targetFragments: 512, maxTapPairs: 12}),
 });
 
-/** Tuning flag: WebglProfile.split.targetFragments. */
-export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS';
-/** Tuning flag: WebglProfile.split.minPositionsPerOutput (0 leaves only minProducts). */
-export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT';
-/** Tuning flag: WebglProfile.denseRows.maxWidth (0 leaves every dense problem to wide tiles). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
-/** Tuning flag: WebglProfile.denseRows.targetFragments. */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
-/** Tuning flag: WebglProfile.denseRows.minFragmentReads (0 leaves the split to targetFragments and the split minimums). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS';
-/** Tuning flag: WebglProfile.depthwiseRows.maxWidth (0 leaves every depthwise problem to wide taps). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
-/** Tuning flag: WebglProfile.depthwiseRows.targetFragments. */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
-/** Tuning flag: WebglProfile.thinRows.maxWidth (0 leaves every problem to thin taps). */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH';
-/** Tuning flag: WebglProfile.wideTaps.maxSegmentRowLength (0 runs every problem row by row). */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS';
-/** Tuning flag: WebglProfile.wideTaps.targetFragments. */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
-/** Tuning flag: WebglProfile.thinTaps.targetFragments. */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
-
 /**
- * `base` with the tuning flags applied (each a tfjs flag the benches set with `--variant
- * FLAG=VALUE`; registered here with the base's value, so every flag exists whatever the problem).
+ * The tuning flags (tfjs flags the benches set with `--variant FLAG=VALUE` for an A/B in one run)
+ * and the profile field each sets (tunedWebglProfile). A row width of 0 leaves every problem of
+ * that family to its looping pass; a minimum of 0 turns it off.
  */
+export const WEBGL_TUNING_FLAGS = Object.freeze({
+  'split.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS',
+  'split.minPositionsPerOutput': 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT',
+  'denseRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH',
+  'denseRows.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS',
+  'denseRows.minFragmentReads': 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS',
+  'depthwiseRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH',
+  'depthwiseRows.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS',
+  'thinRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH',
+  'wideTaps.maxSegmentRowLength': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS',
+  'wideTaps.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS',
+  'thinTaps.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS',
+});
+export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = WEBGL_TUNING_FLAGS['split.targetFragments'];
+export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = WEBGL_TUNING_FLAGS['split.minPositionsPerOutput'];
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = WEBGL_TUNING_FLAGS['denseRows.maxWidth'];
+export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = WEBGL_TUNING_FLAGS['denseRows.minFragmentReads'];
+export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = WEBGL_TUNING_FLAGS['depthwiseRows.maxWidth'];
+export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = WEBGL_TUNING_FLAGS['thinRows.maxWidth'];
+
+/** `base` with the tuning flags applied (each registered with the base's value, so every flag exists whatever the problem). */
 export function tunedWebglProfile(base: WebglProfile = DEFAULT_WEBGL_PROFILE): WebglProfile {
-  return Object.freeze({
-    ...base,
-    split: Object.freeze({
-      ...base.split,
-      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, base.split.targetFragments),
-      minPositionsPerOutput: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, base.split.minPositionsPerOutput),
-    }),
-    denseRows: Object.freeze({
-      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, base.denseRows.maxWidth),
-      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, base.denseRows.targetFragments),
-      minFragmentReads: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, base.denseRows.minFragmentReads),
-    }),
-    depthwiseRows: Object.freeze({
-      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, base.depthwiseRows.maxWidth),
-      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, base.depthwiseRows.targetFragments),
-    }),
-    thinRows: Object.freeze({
-      ...base.thinRows,
-      maxWidth: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, base.thinRows.maxWidth),
-    }),
-    wideTaps: Object.freeze({
-      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, base.wideTaps.targetFragments),
-      maxSegmentRowLength: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, base.wideTaps.maxSegmentRowLength),
-    }),
-    thinTaps: Object.freeze({
-      ...base.thinTaps,
-      targetFragments: tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, base.thinTaps.targetFragments),
-    }),
-  });
+  return tunedProfile(base, WEBGL_TUNING_FLAGS);
 }
 
 /** What the planner knows of the device: the GL version and limits, the multi-target flag and the profile. */
