@@ -5,15 +5,17 @@ import type {FilterGradientGeometry} from '../../src/geometry';
 import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {reportPath} from '../../src/verbose';
-import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram} from './arrange_targets';
-import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from './filter_gradient_program';
+import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram} from './finish/arrange_targets';
+import {ArrangeTilesProgram} from './finish/arrange_tiles';
+import {FilterGradientProgram} from './passes/single_target';
+import {SumSplitsProgram} from './finish/sum_splits';
 import {makeView, textureLayout} from './input_views';
 import {makeTargets, runMultiTarget} from './multi_target';
-import type {PackedTexture} from './packed_reads';
+import type {PackedTexture} from './glsl/packed_reads';
 import {webglDevice} from './plan/device';
 import {describeInputs} from './plan/inputs';
 import {multiTargetPass, MultiTargetPlan, planWebgl, SingleTargetPlan} from './plan/planner';
-import {splitGridShape, sumTargetSplitsProgram} from './sum_target_splits';
+import {splitGridShape, sumTargetSplitsProgram} from './finish/sum_target_splits';
 
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, registerMultiTargetFlag} from './plan/device';
 

@@ -3,7 +3,7 @@ import {getKernel} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import type {InputView} from './plan/planner';
-import {THIN_ROWS_SRC_COLUMNS} from './thin_rows';
+import {THIN_ROWS_SRC_COLUMNS} from './passes/rows/one_channel';
 
 // The views of the input tensors the plan's programs read (InputView), made on the GPU, and how
 // the textures tfjs hands over hold them.
@@ -83,7 +83,7 @@ function packsLikeView(shape: readonly number[], [rows, columns]: readonly numbe
 
 /**
  * How the texture behind a 2-D view [rows, columns] holds it, when the shader can read it
- * without tfjs's samplers (see readFunctions in filter_gradient_program.ts) because tfjs will
+ * without tfjs's samplers (see readFunctions in passes/single_target.ts) because tfjs will
  * hand the texture to the program as it is: 'rowMajor', texel (row, col) — for packed textures
  * the texel of 2 × 2 holding it, at (row/2, col/2); 'folded' (packed only), the same texels in
  * order but wrapped at the texture's width, because a side exceeded WEBGL_MAX_TEXTURE_SIZE;

@@ -9,7 +9,7 @@ import type {UniformValue} from './glsl/builder';
  * which tfjs's runWebGLProgram cannot: it binds one output texture, and its shader header
  * declares one output. On SwiftShader a texture read costs far more than a multiply-add, so a
  * fragment that writes 8 texels (32 sums) from the values it has read does ~3× fewer reads per
- * multiply-add than one writing a single texel; see wide_tiles.ts and wide_taps.ts.
+ * multiply-add than one writing a single texel; see passes/loops/dense_tiles.ts and depthwise_taps.ts.
  *
  * The targets are ordinary packed tfjs tensors (logical shape [2·rows, 2·columns], one texel
  * per fragment), so tfjs's own programs read them afterwards; the inputs are tfjs tensors

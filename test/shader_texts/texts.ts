@@ -7,14 +7,16 @@
  * Made in Node: the text builders need no GL context.
  */
 import {computeGeometry, FilterGradientGeometry} from '../../src/geometry';
-import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram} from '../../kernels/webgl/arrange_targets';
-import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from '../../kernels/webgl/filter_gradient_program';
+import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram} from '../../kernels/webgl/finish/arrange_targets';
+import {ArrangeTilesProgram} from '../../kernels/webgl/finish/arrange_tiles';
+import {FilterGradientProgram} from '../../kernels/webgl/passes/single_target';
+import {SumSplitsProgram} from '../../kernels/webgl/finish/sum_splits';
 import type {MultiTargetProgram} from '../../kernels/webgl/multi_target';
-import type {PackedTexture} from '../../kernels/webgl/packed_reads';
+import type {PackedTexture} from '../../kernels/webgl/glsl/packed_reads';
 import {tunedWebglProfile, WebglDevice} from '../../kernels/webgl/plan/device';
 import {oddBlockRows, WebglInputs} from '../../kernels/webgl/plan/inputs';
 import {multiTargetPass, planWebgl} from '../../kernels/webgl/plan/planner';
-import {sumTargetSplitsProgram} from '../../kernels/webgl/sum_target_splits';
+import {sumTargetSplitsProgram} from '../../kernels/webgl/finish/sum_target_splits';
 import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram as WebgpuSumSplitsProgram} from '../../kernels/webgpu/filter_gradient_program';
 import {planWebgpuReduction} from '../../kernels/webgpu/reduction_plan';
 import type {TextProblem} from './problems';

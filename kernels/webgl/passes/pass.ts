@@ -1,10 +1,10 @@
 import type {FilterGradientGeometry} from '../../../src/geometry';
-import type {TargetLocation} from '../arrange_targets';
+import type {TargetLocation} from '../finish/arrange_targets';
 import type {MultiTargetProgram} from '../multi_target';
-import type {PackedTexture} from '../packed_reads';
+import type {PackedTexture} from '../glsl/packed_reads';
 import type {WebglDevice} from '../plan/device';
 import type {WebglInputs} from '../plan/inputs';
-import type {TargetSplits} from '../sum_target_splits';
+import type {TargetSplits} from '../finish/sum_target_splits';
 
 /**
  * What a multi-target pass reads of a problem: {dense (one group, several src channels),

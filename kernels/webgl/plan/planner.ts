@@ -1,15 +1,17 @@
 import type {FilterGradientGeometry} from '../../../src/geometry';
-import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram, channelsInnermost, TargetLocation} from '../arrange_targets';
-import {ArrangeTilesProgram, FilterGradientProgram, SumSplitsProgram} from '../filter_gradient_program';
-import {DENSE_ROWS} from '../dense_rows';
-import {DEPTHWISE_ROWS} from '../depthwise_rows';
+import {ArrangeChannelTexelsProgram, ArrangeTargetsProgram, channelsInnermost, TargetLocation} from '../finish/arrange_targets';
+import {ArrangeTilesProgram} from '../finish/arrange_tiles';
+import {FilterGradientProgram} from '../passes/single_target';
+import {SumSplitsProgram} from '../finish/sum_splits';
+import {DENSE_ROWS} from '../passes/rows/dense';
+import {DEPTHWISE_ROWS} from '../passes/rows/depthwise';
 import type {MultiTargetParams, MultiTargetPass} from '../passes/pass';
-import {planReduction, ReductionPlan} from '../reduction_plan';
-import {SUM_TARGET_SPLITS_PROGRAM, TargetSplits} from '../sum_target_splits';
-import {THIN_ROWS, THIN_ROWS_SRC_COLUMNS} from '../thin_rows';
-import {THIN_TAPS} from '../thin_taps';
-import {WIDE_TAPS} from '../wide_taps';
-import {WIDE_TILES} from '../wide_tiles';
+import {planReduction, ReductionPlan} from './splits';
+import {SUM_TARGET_SPLITS_PROGRAM, TargetSplits} from '../finish/sum_target_splits';
+import {THIN_ROWS, THIN_ROWS_SRC_COLUMNS} from '../passes/rows/one_channel';
+import {THIN_TAPS} from '../passes/loops/one_channel_taps';
+import {WIDE_TAPS} from '../passes/loops/depthwise_taps';
+import {WIDE_TILES} from '../passes/loops/dense_tiles';
 import type {WebglDevice} from './device';
 import type {InputTexture, WebglInputs} from './inputs';
 

@@ -1,15 +1,17 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {MultiTargetProgram} from './multi_target';
-import {declareUniforms, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
+// Wide taps: the multi-target pass 1 for depthwise problems, looping along the rows (see passes/pass.ts; for
+// narrow rows: ../rows/depthwise.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from './passes/pass';
-import {paddedBlocks} from './plan/inputs';
+import type {MultiTargetPass} from '../pass';
+import {paddedBlocks} from '../../plan/inputs';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {

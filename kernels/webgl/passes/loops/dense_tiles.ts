@@ -1,15 +1,17 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from './filter_gradient_program';
-import {MultiTargetProgram} from './multi_target';
-import {declareUniforms, Uniform, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
-import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+// Wide tiles: the multi-target pass 1 for dense problems, looping along the rows (see passes/pass.ts; for
+// narrow rows: ../rows/dense.ts).
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
+import {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, Uniform, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {packedTexelsAlign, ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from './passes/pass';
-import {paddedBlocks} from './plan/inputs';
+import type {MultiTargetPass} from '../pass';
+import {paddedBlocks} from '../../plan/inputs';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel

@@ -1,5 +1,5 @@
-import type {FilterGradientGeometry} from '../../src/geometry';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
+import type {FilterGradientGeometry} from '../../../src/geometry';
+import {tunedWebglProfile, WebglProfile} from './device';
 
 /**
  * How the webgl kernel splits the reduction over batch × diffDst positions. One fragment per
@@ -39,7 +39,7 @@ export interface ReductionPlan {
   readonly rowsPerSplit: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS} from './device';
 
 /** The single-target programs' plan for a problem, under `profile` (default: today's, tuning flags applied). */
 export function planReduction(geometry: FilterGradientGeometry, profile: WebglProfile = tunedWebglProfile()): ReductionPlan {

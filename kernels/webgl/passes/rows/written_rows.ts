@@ -1,11 +1,11 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {declareUniforms, Uniform} from './glsl/builder';
-import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_reads';
-import {DEFAULT_WEBGL_PROFILE} from './plan/device';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import {declareUniforms, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, PackedTexture, rowPitch} from '../../glsl/packed_reads';
+import {DEFAULT_WEBGL_PROFILE} from '../../plan/device';
 
 /**
- * What dense rows, depthwise rows and thin rows (dense_rows.ts, depthwise_rows.ts,
- * thin_rows.ts) share: each writes a diffDst row's products out in the shader, so they settle
+ * What dense rows, depthwise rows and thin rows (dense.ts, depthwise.ts,
+ * one_channel.ts) share: each writes a diffDst row's products out in the shader, so they settle
  * along the row, when the text is made, which tap meets which position and which src texels a
  * row's products read.
  */

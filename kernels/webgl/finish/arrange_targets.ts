@@ -1,8 +1,8 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {decodeFilterIndex, filterAxesInLayoutOrder} from './filter_gradient_program';
-import {customUniforms, customUniformValues, Uniform} from './glsl/builder';
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../src/geometry';
+import {decodeFilterIndex, filterAxesInLayoutOrder} from '../glsl/geometry';
+import {customUniforms, customUniformValues, Uniform} from '../glsl/builder';
 
 /**
  * Where a multi-target pass 1 keeps each filter element: `locate` is GLSL that, given the

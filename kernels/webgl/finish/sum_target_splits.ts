@@ -1,5 +1,5 @@
-import {declareUniforms, Uniform, uniformValues} from './glsl/builder';
-import type {MultiTargetProgram} from './multi_target';
+import {declareUniforms, Uniform, uniformValues} from '../glsl/builder';
+import type {MultiTargetProgram} from '../multi_target';
 
 /**
  * Where a multi-target pass 1 puts its splits: each split's texels are one block of blockRows ×

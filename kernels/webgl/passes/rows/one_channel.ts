@@ -1,13 +1,15 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {MultiTargetProgram} from './multi_target';
-import {textPerKey, Uniform, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+// Thin rows: the multi-target pass 1 for problems with one src channel whose diffDst rows are narrow enough
+// to be written out in the text (see passes/pass.ts; the looping pass: ../loops/one_channel_taps.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from './passes/pass';
+import type {MultiTargetPass} from '../pass';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -30,7 +32,7 @@ export interface ThinRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH} from '../../plan/device';
 
 /**
  * The view of a src tensor of one channel that thin rows read: [positions / 2, 2], two

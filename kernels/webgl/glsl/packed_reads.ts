@@ -2,14 +2,14 @@
 // shader reads the texel holding an element itself, with the texture's size as a uniform, so
 // no shape is baked into the text.
 
-import {declareUniforms, Uniform, UniformValue, uniformValues} from './glsl/builder';
+import {declareUniforms, Uniform, UniformValue, uniformValues} from './builder';
 
 /** A packed 2-D view's texture: its shape as tfjs records it (in elements) and whether it is folded. */
 export interface PackedTexture {
   readonly texShape: readonly number[];
   /** The view's columns (elements per position). */
   readonly columns: number;
-  /** Texels in order but wrapped at the texture's width (see textureLayout in filter_gradient_kernel.ts). */
+  /** Texels in order but wrapped at the texture's width (see textureLayout in input_views.ts). */
   readonly folded: boolean;
   /**
    * 0 when the view's rows are the tensor's positions in order. Odd: tfjs packed the texture

@@ -1,13 +1,13 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from './filter_gradient_program';
-import type {Uniform} from './glsl/builder';
-import type {PackedTexture} from './packed_reads';
-import type {ReductionPlan} from './reduction_plan';
-import {splitGridUniform, TargetSplits} from './sum_target_splits';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
+import type {Uniform} from '../../glsl/builder';
+import type {PackedTexture} from '../../glsl/packed_reads';
+import type {ReductionPlan} from '../../plan/splits';
+import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 
 /**
  * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
- * axis over one split of the diffDst rows (wide_taps.ts: depthwise; thin_taps.ts: one src
+ * axis over one split of the diffDst rows (depthwise_taps.ts: depthwise; one_channel_taps.ts: one src
  * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
  * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
  * geometryUniforms, `sizes` = (rows per split, rows, tap blocks, kernel rows) and splitGrid

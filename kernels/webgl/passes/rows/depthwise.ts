@@ -1,14 +1,16 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {MultiTargetProgram} from './multi_target';
-import {textPerKey, Uniform, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+// Depthwise rows: the multi-target pass 1 for depthwise problems whose diffDst rows are narrow enough to be
+// written out in the text (see passes/pass.ts; the looping pass: ../loops/depthwise_taps.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from './passes/pass';
-import {blockRowsOf} from './plan/inputs';
+import type {MultiTargetPass} from '../pass';
+import {blockRowsOf} from '../../plan/inputs';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
@@ -23,7 +25,7 @@ export interface DepthwiseRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from '../../plan/device';
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in

@@ -1,13 +1,15 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {MultiTargetProgram} from './multi_target';
-import {declareUniforms, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {tunedWebglProfile, WebglProfile} from './plan/device';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
+// Thin taps: the multi-target pass 1 for problems with one src channel, looping along the rows (see
+// passes/pass.ts; for narrow rows: ../rows/one_channel.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from './passes/pass';
+import type {MultiTargetPass} from '../pass';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a

@@ -1,14 +1,16 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {MultiTargetProgram} from './multi_target';
-import {textPerKey, Uniform, uniformValues} from './glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from './plan/device';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+// Dense rows: the multi-target pass 1 for dense problems (one group, several src channels) whose diffDst
+// rows are narrow enough to be written out in the text (see passes/pass.ts; the looping pass: ../loops/dense_tiles.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
+import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from './passes/pass';
-import {blockRowsOf} from './plan/inputs';
+import type {MultiTargetPass} from '../pass';
+import {blockRowsOf} from '../../plan/inputs';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -33,7 +35,7 @@ export interface DenseRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from './plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from '../../plan/device';
 /**
  * The default profile's fewest reads a dense-rows fragment's split gives it: a fragment is not
  * free (its quad's set-up, 4–8 target writes, and a share of the sum pass), so layers whose rows
@@ -94,7 +96,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * is settled there and nothing along the row is tested or looped over. A src row outside (a
  * pad) adds nothing: its products are selected away (not multiplied by 0: 0 · Infinity is NaN).
  *
- * As depthwise rows (depthwise_rows.ts) do for depthwise layers, this trades wide tiles' steps
+ * As depthwise rows (depthwise.ts) do for depthwise layers, this trades wide tiles' steps
  * along a row (two positions each, tested at the row's ends, a row's set-up every few steps on
  * narrow images) for straight-line code: on SwiftShader a call costs its reads and the code it
  * runs per read.
