@@ -14,6 +14,7 @@ import {makeTargets, runMultiTarget} from './multi_target';
 import type {PackedTexture} from './glsl/packed_reads';
 import {webglDevice} from './plan/device';
 import {describeInputs} from './plan/inputs';
+import {passProgram} from './passes/pass';
 import {multiTargetPass, MultiTargetPlan, planWebgl, SingleTargetPlan} from './plan/planner';
 import {splitGridShape, sumTargetSplitsProgram} from './finish/sum_target_splits';
 
@@ -51,7 +52,7 @@ function runMultiTargetPlan(webgl: MathBackendWebGL, geometry: FilterGradientGeo
     if (srcLayout === null || diffDstLayout === null) return null;
     const texture = (view: TensorInfo, layout: 'rowMajor' | 'folded', blockRows: number): PackedTexture =>
         ({texShape: webgl.texData.get(view.dataId).texShape!, columns: view.shape[1], folded: layout === 'folded', blockRows});
-    const program = multiTargetPass(plan.pass).program(geometry, plan.params, {
+    const program = passProgram(multiTargetPass(plan.pass), geometry, plan.params, {
       src: texture(src.view, srcLayout, plan.views.src.blockRows),
       diffDst: texture(diffDst.view, diffDstLayout, plan.views.diffDst.blockRows),
     });

@@ -15,6 +15,7 @@ import type {MultiTargetProgram} from '../../kernels/webgl/multi_target';
 import type {PackedTexture} from '../../kernels/webgl/glsl/packed_reads';
 import {tunedWebglProfile, WebglDevice} from '../../kernels/webgl/plan/device';
 import {oddBlockRows, WebglInputs} from '../../kernels/webgl/plan/inputs';
+import {passProgram} from '../../kernels/webgl/passes/pass';
 import {multiTargetPass, planWebgl} from '../../kernels/webgl/plan/planner';
 import {sumTargetSplitsProgram} from '../../kernels/webgl/finish/sum_target_splits';
 import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram as WebgpuSumSplitsProgram} from '../../kernels/webgpu/filter_gradient_program';
@@ -106,7 +107,7 @@ function multiTargetTexts(geometry: FilterGradientGeometry, kind: MultiTargetKin
   };
   const records: Record<string, ProgramRecord> = {
     [`${prefix}/pass`]: {pass: plan.pass, splits: plan.targetSplits.splits, location: plan.location},
-    [`${prefix}/pass1`]: multiTargetRecord(multiTargetPass(plan.pass).program(geometry, plan.params, textures)),
+    [`${prefix}/pass1`]: multiTargetRecord(passProgram(multiTargetPass(plan.pass), geometry, plan.params, textures)),
   };
   if (plan.targetSplits.splits > 1) {
     records[`${prefix}/sumTargetSplits`] = multiTargetRecord(sumTargetSplitsProgram(plan.location.targetCount, plan.targetSplits));

@@ -101,7 +101,7 @@ function textureUniforms(textures?: Inputs): Uniform[] {
       (name): Uniform => [`${name}${suffix}`, type, textures === undefined ? [] : values(textures[name])]));
 }
 
-type Inputs = {src: PackedTexture; diffDst: PackedTexture};
+type Inputs = {readonly src: PackedTexture; readonly diffDst: PackedTexture};
 /** What of the inputs' textures packedReadsHeader's text depends on. */
 export type InputFolding = {readonly src: Pick<PackedTexture, 'folded'>; readonly diffDst: Pick<PackedTexture, 'folded'>};
 

@@ -1,7 +1,8 @@
 import type {FilterGradientGeometry} from '../../../src/geometry';
 import type {TargetLocation} from '../finish/arrange_targets';
+import {Uniform, uniformValues} from '../glsl/builder';
+import {PackedTexture, packedReadsUniforms} from '../glsl/packed_reads';
 import type {MultiTargetProgram} from '../multi_target';
-import type {PackedTexture} from '../glsl/packed_reads';
 import type {WebglDevice} from '../plan/device';
 import type {WebglInputs} from '../plan/inputs';
 import type {TargetSplits} from '../finish/sum_target_splits';
@@ -25,14 +26,17 @@ export type PassTextures = {readonly src: PackedTexture; readonly diffDst: Packe
 /**
  * A multi-target pass 1 (WebGL 2, channels-last data): it plans a problem (null: not one it
  * takes), says where it leaves each filter element, and makes its program from its plan and
- * the inputs' textures. The planner (plan/planner.ts) tries the passes in order.
+ * the inputs' textures: its uniforms (one list: values, and declarations inside the text), the
+ * key its text is made from, and the text from the key alone (kept per key: textPerKey), so the
+ * key is the compiled program's cache key by construction. The planner (plan/planner.ts) tries
+ * the passes in order; passProgram makes the program.
  */
-export interface MultiTargetPass<Params extends MultiTargetParams = MultiTargetParams> {
+export interface MultiTargetPass<Params extends MultiTargetParams = MultiTargetParams, Key = unknown> {
   /** The pass as the verbose line and the plan name it, e.g. 'dense rows'. */
   readonly name: string;
   readonly family: PassFamily;
   readonly form: PassForm;
-  /** Its program's name (tf.profile's kernel name, the bench's program counts). */
+  /** Its program's name (tf.profile, the bench's program counts). */
   readonly programName: string;
   /**
    * 'channelTexels' where a target texel holds two src × two diffDst channels of one kernel
@@ -44,5 +48,20 @@ export interface MultiTargetPass<Params extends MultiTargetParams = MultiTargetP
   readonly srcView: 'rows' | 'pairedPositions';
   plan(geometry: FilterGradientGeometry, device: WebglDevice, inputs: WebglInputs): Params | null;
   location(geometry: FilterGradientGeometry, params: Params): TargetLocation;
-  program(geometry: FilterGradientGeometry, params: Params, textures: PassTextures): MultiTargetProgram;
+  /** The uniforms the program reads besides the packed reads' (packedReadsUniforms). */
+  uniforms(geometry: FilterGradientGeometry, params: Params, textures: PassTextures): Uniform[];
+  /** All the text is made from, the uniforms' declarations included. */
+  textKey(geometry: FilterGradientGeometry, params: Params, textures: PassTextures, uniforms: readonly Uniform[]): Key;
+  /** The text, from its key alone. */
+  text(key: Key): string;
+}
+
+/** A pass's program for its plan and the inputs' textures. */
+export function passProgram<Params extends MultiTargetParams, Key>(
+    pass: MultiTargetPass<Params, Key>, geometry: FilterGradientGeometry, params: Params, textures: PassTextures): MultiTargetProgram {
+  const uniforms = pass.uniforms(geometry, params, textures);
+  return {
+    name: pass.programName, source: pass.text(pass.textKey(geometry, params, textures, uniforms)), inputNames: ['src', 'diffDst'],
+    uniforms: [...packedReadsUniforms(textures), ...uniformValues(uniforms)],
+  };
 }

@@ -3,14 +3,14 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
-import {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, Uniform, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import type {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {paddedBlocks} from '../../plan/inputs';
 
 /**
@@ -95,19 +95,47 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * dilations, groups, channel counts, the split and the textures' sizes are uniforms, so one
  * program serves every problem of that kind and every batch size.
  */
-export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles,
-                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {srcPairs, diffDstPairs, plan} = tiles;
+export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): MultiTargetProgram {
+  return passProgram(WIDE_TILES, geometry, tiles, textures);
+}
+
+/** wideTilesProgram's uniforms besides the packed reads'. */
+function wideTilesUniforms(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): Uniform[] {
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
   const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
-  const ints: Uniform[] = [
+  return [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
     ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
-    ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
+    ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, tiles.plan.rowsPerSplit, tiles.plan.rows]],
     ['tiling', 'ivec3', [tiles.srcBlocks, kernelVolume, geometry.groups]],
     splitGridUniform(tiles.targetSplits),
   ];
+}
+
+/** What wideTilesProgram's text is made from: its cache key. */
+interface WideTilesText {
+  readonly srcPairs: number;
+  readonly diffDstPairs: number;
+  readonly pointwise: boolean;
+  /** The stride along the row is 1: a step's second src texel is the next step's first. */
+  readonly slides: boolean;
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+function wideTilesTextKey(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures,
+                          uniforms: readonly Uniform[]): WideTilesText {
+  return {srcPairs: tiles.srcPairs, diffDstPairs: tiles.diffDstPairs, pointwise: tiles.pointwise,
+          slides: spatialAxesAs3d(geometry.axes)[2].stride === 1, wholeRows: wholeRowSteps(geometry, textures.diffDst),
+          inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}
+
+const wideTilesText = textPerKey((key: WideTilesText) => {
+  const {srcPairs, diffDstPairs, slides, wholeRows} = key;
   const pairs = (count: number) => Array.from({length: count}, (_, i) => i);
   const srcIs = pairs(srcPairs);
   const diffDstJs = pairs(diffDstPairs);
@@ -119,7 +147,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string):
       {setup: string; read: (variable: string, rowNow: string) => string} => {
     const Name = input === 'src' ? 'Src' : 'DiffDst';
-    return textures[input].folded ? {
+    return key.inputs[input].folded ? {
       setup: `
           ivec2 ${cursor} = ${input}TexelOf(${row}, ${col});`,
       read: (variable: string) => `
@@ -142,11 +170,9 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const readSrc = (row: string, variable: string, odd: string) => srcIs.map(i => `
             vec4 ${variable}${i} = readSrc(${row}, srcCol + ${2 * i});
             ${variable}${i} = ${odd} ? ${variable}${i}.zzww : ${variable}${i}.xxyy;`).join('');
-  // At stride 1 along the row a step's two src positions lie in one texel or two neighbours,
-  // the second being the next step's first: one new src texel a pair a step, carried over.
-  const slides = w.stride === 1;
-  // Rows of whole steps, every tap inside (wholeRowSteps): no half-texel step at a row's start or end.
-  const wholeRows = wholeRowSteps(geometry, textures.diffDst);
+  // At stride 1 along the row (slides) a step's two src positions lie in one texel or two
+  // neighbours, the second being the next step's first: one new src texel a pair a step, carried
+  // over. Rows of whole steps, every tap inside (wholeRows): no half-texel step at a row's start or end.
   const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
@@ -175,7 +201,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
         ivec3 end = ivec3(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
                           endInside(shift.y, stride.y, srcSize.y, diffDstSize.y),
                           endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));
-        int srcRowStep = stride.z * srcRowStrides[4];${slides || !textures.src.folded ? '' : `
+        int srcRowStep = stride.z * srcRowStrides[4];${slides || !key.inputs.src.folded ? '' : `
         // Two positions on: the src texels move on srcRowStep texel rows.
         ivec2 srcStepAlong = srcRowsStep(srcRowStep);`}
         int diffDstRowStep = diffDstRowStrides[4];
@@ -220,8 +246,8 @@ ${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at
           }
 `}        }
 `;
-  const source = `${packedReadsHeader(textures)}
-      ${declareUniforms(ints)}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
       ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
 ${INSIDE_FUNCTIONS}
       void main() {
@@ -241,19 +267,10 @@ ${INSIDE_FUNCTIONS}
         int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
         int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * diffDstBlock;
 
-${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
+${key.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
       }
 `;
-  return {
-    name: WIDE_TILES.programName,
-    source,
-    inputNames: ['src', 'diffDst'],
-    uniforms: [
-      ...packedReadsUniforms(textures),
-      ...uniformValues(ints),
-    ],
-  };
-}
+});
 
 /**
  * Where wideTilesProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -279,7 +296,7 @@ export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles:
 }
 
 /** The pass (see MultiTargetPass). */
-export const WIDE_TILES: MultiTargetPass<WideTiles> = Object.freeze<MultiTargetPass<WideTiles>>({
+export const WIDE_TILES: MultiTargetPass<WideTiles, WideTilesText> = Object.freeze<MultiTargetPass<WideTiles, WideTilesText>>({
   name: 'wide tiles', family: 'dense', form: 'loops', programName: 'WideTilesProgram', arrangement: 'channelTexels', srcView: 'rows',
   plan: (geometry, device, inputs) => planWideTiles(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: wideTilesTargetLocation, program: wideTilesProgram});
+  location: wideTilesTargetLocation, uniforms: wideTilesUniforms, textKey: wideTilesTextKey, text: wideTilesText});

@@ -2,15 +2,15 @@
 // narrow rows: ../rows/depthwise.ts).
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
-import {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import type {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
 import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {paddedBlocks} from '../../plan/inputs';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
@@ -96,16 +96,37 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * fewer and cheaper reads (cursors through folded textures, no division a read), in an order
  * that hits the cache, and tests only the steps at a row's ends.
  */
-export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps} = wide;
+export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures): MultiTargetProgram {
+  return passProgram(WIDE_TAPS, geometry, wide, textures);
+}
+
+/** What wideTapsProgram's text is made from: its cache key. */
+interface WideTapsText {
+  readonly taps: number;
+  /** Along the innermost axis. */
+  readonly stride: number;
+  readonly dilation: number;
+  readonly stepTexels: number;
+  readonly segments: WideTaps['segments'];
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+function wideTapsTextKey(geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures,
+                         uniforms: readonly Uniform[]): WideTapsText {
   const w = spatialAxesAs3d(geometry.axes)[2];
-  const stride = w.stride;
-  const dilation = w.dilation;
-  const ints = tapRowsUniforms(geometry, textures, wide);
+  return {taps: wide.taps, stride: w.stride, dilation: w.dilation, stepTexels: wide.stepTexels, segments: wide.segments,
+          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}
+
+const wideTapsText = textPerKey((key: WideTapsText) => {
+  const {taps, stride, dilation, segments, wholeRows} = key;
   const targetCount = Math.ceil(taps / 2);
   const targets = Array.from({length: targetCount}, (_, q) => q);
-  const texelCount = wide.stepTexels;
+  const texelCount = key.stepTexels;
   const value = (p: number) => `x${p}`;
   // A texel holds the channel pair at .xy (first position) and .zw (second).
   const {offsets, values} = stepValues(taps, stride, dilation, 'vec2', p => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`);
@@ -128,8 +149,8 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
             ${accumulate(q, tested ? testedProduct : product)}`).join('')}
 
 ${stepAdvance(stride, texelCount)}`;
-  const source = `${packedReadsHeader(textures)}
-      ${declareUniforms(ints)}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
       ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
@@ -147,15 +168,14 @@ ${TAP_ROWS_FUNCTIONS}
         int kernelRow = kernelBlock / sizes.z;
         int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
-${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuous) : tapRowsLoop(rows))({
+${(rows => segments !== null ? tapSegmentsLoop(rows, segments.continuous) : tapRowsLoop(rows))({
     stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step,
-    wholeRows: wholeRowSteps(geometry, textures.diffDst), diffDstCursors: `
+    wholeRows, diffDstCursors: `
           ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
         ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
       }
 `;
-  return {name: WIDE_TAPS.programName, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
-}
+});
 
 /**
  * Where wideTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -178,7 +198,8 @@ export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const WIDE_TAPS: MultiTargetPass<WideTaps> = Object.freeze<MultiTargetPass<WideTaps>>({
+export const WIDE_TAPS: MultiTargetPass<WideTaps, WideTapsText> = Object.freeze<MultiTargetPass<WideTaps, WideTapsText>>({
   name: 'wide taps', family: 'depthwise', form: 'loops', programName: 'WideTapsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device, inputs) => planWideTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: (_, params) => wideTapsTargetLocation(params), program: wideTapsProgram});
+  location: (_, params) => wideTapsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: wideTapsTextKey, text: wideTapsText});

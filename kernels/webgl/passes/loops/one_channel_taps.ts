@@ -2,14 +2,14 @@
 // passes/pass.ts; for narrow rows: ../rows/one_channel.ts).
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
-import {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import type {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
@@ -97,17 +97,38 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * from) and whether each input's texture is folded; sizes, the other strides, pads and
  * dilations, the split and the textures' sizes are uniforms.
  */
-export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps, pairs} = thin;
+export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures): MultiTargetProgram {
+  return passProgram(THIN_TAPS, geometry, thin, textures);
+}
+
+/** What thinTapsProgram's text is made from: its cache key. */
+interface ThinTapsText {
+  readonly taps: number;
+  readonly pairs: number;
+  /** Along the innermost axis. */
+  readonly stride: number;
+  readonly dilation: number;
+  readonly stepTexels: number;
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+function thinTapsTextKey(geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures,
+                         uniforms: readonly Uniform[]): ThinTapsText {
   const w = spatialAxesAs3d(geometry.axes)[2];
-  const stride = w.stride;
-  const dilation = w.dilation;
-  const ints = tapRowsUniforms(geometry, textures, thin);
+  return {taps: thin.taps, pairs: thin.pairs, stride: w.stride, dilation: w.dilation, stepTexels: thin.stepTexels,
+          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}
+
+const thinTapsText = textPerKey((key: ThinTapsText) => {
+  const {taps, pairs, stride, dilation, wholeRows} = key;
   const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);
   const pairIndices = Array.from({length: pairs}, (_, j) => j);
   const targets = tapTargets.flatMap(q => pairIndices.map(j => ({q, j, index: q * pairs + j})));
-  const texelCount = thin.stepTexels;
+  const texelCount = key.stepTexels;
   const value = (p: number) => `x${p}`;
   // The src view has one channel: a texel holds it at .x (first position) and .z (second).
   const {offsets, values} = stepValues(taps, stride, dilation, 'float', p => `t${p >> 1}.${p % 2 === 1 ? 'z' : 'x'}`);
@@ -135,8 +156,8 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
             ${accumulate(q, j, product)}`).join('')}
 
 ${stepAdvance(stride, texelCount)}`;
-  const source = `${packedReadsHeader(textures)}
-      ${declareUniforms(ints)}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
       ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
@@ -151,14 +172,13 @@ ${TAP_ROWS_FUNCTIONS}
         int kernelRow = kernelBlock / sizes.z;
         int diffDstChannel = ${2 * pairs} * pairBlock;${tapBlockSetup(taps, stride, dilation)}
         ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
-${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows: wholeRowSteps(geometry, textures.diffDst),
+${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows,
                  diffDstCursors: pairIndices.map(j => `
           ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')})}
         ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
       }
 `;
-  return {name: THIN_TAPS.programName, source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
-}
+});
 
 /**
  * Where thinTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -180,7 +200,8 @@ export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const THIN_TAPS: MultiTargetPass<ThinTaps> = Object.freeze<MultiTargetPass<ThinTaps>>({
+export const THIN_TAPS: MultiTargetPass<ThinTaps, ThinTapsText> = Object.freeze<MultiTargetPass<ThinTaps, ThinTapsText>>({
   name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: 'ThinTapsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device) => planThinTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
-  location: (_, params) => thinTapsTargetLocation(params), program: thinTapsProgram});
+  location: (_, params) => thinTapsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: thinTapsTextKey, text: thinTapsText});

@@ -3,13 +3,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {textPerKey, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
 import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {blockRowsOf} from '../../plan/inputs';
 
 /**
@@ -108,21 +108,28 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * heights, channel counts, the stride, dilation and pad along the height, the split and the
  * textures' sizes are uniforms, so one shader serves every batch size.
  */
-export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows,
-                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
+export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DENSE_ROWS, geometry, rows, textures);
+}
+
+/** denseRowsProgram's uniforms besides the packed reads'. */
+function denseRowsUniforms(geometry: FilterGradientGeometry, rows: DenseRows): Uniform[] {
+  const [, h] = spatialAxesAs3d(geometry.axes);
+  return [
     rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
     ['srcPairs', 'int[]', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),
   ];
-  const text: DenseRowsText = {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), diffDstPairs: rows.diffDstPairs,
+}
+
+function denseRowsTextKey(geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures,
+                          uniforms: readonly Uniform[]): DenseRowsText {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  return {
+    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, uniforms), diffDstPairs: rows.diffDstPairs,
     srcPitch: rows.srcPitch,
   };
-  return {name: DENSE_ROWS.programName, source: denseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /** What denseRowsProgram's text is made from: its cache key. */
@@ -195,7 +202,8 @@ export function denseRowsTargetLocation(rows: DenseRows): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const DENSE_ROWS: MultiTargetPass<DenseRows> = Object.freeze<MultiTargetPass<DenseRows>>({
+export const DENSE_ROWS: MultiTargetPass<DenseRows, DenseRowsText> = Object.freeze<MultiTargetPass<DenseRows, DenseRowsText>>({
   name: 'dense rows', family: 'dense', form: 'writtenRows', programName: 'DenseRowsProgram', arrangement: 'channelTexels', srcView: 'rows',
   plan: (geometry, device, inputs) => planDenseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
-  location: (_, params) => denseRowsTargetLocation(params), program: denseRowsProgram});
+  location: (_, params) => denseRowsTargetLocation(params),
+  uniforms: denseRowsUniforms, textKey: denseRowsTextKey, text: denseRowsText});

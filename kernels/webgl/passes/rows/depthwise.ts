@@ -3,13 +3,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from '../../glsl/packed_reads';
+import {textPerKey, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {blockRowsOf} from '../../plan/inputs';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
@@ -86,20 +86,23 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * batch, heights, the stride, dilation and pad along the height, the split and the textures'
  * sizes are uniforms, so one shader serves every batch size.
  */
-export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows,
-                                     textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DEPTHWISE_ROWS, geometry, rows, textures);
+}
+
+/** depthwiseRowsProgram's uniforms besides the packed reads'. */
+function depthwiseRowsUniforms(geometry: FilterGradientGeometry, rows: DepthwiseRows): Uniform[] {
+  const [, h] = spatialAxesAs3d(geometry.axes);
+  return [rowSplitUniform(rows.plan, h), ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]], splitGridUniform(rows.targetSplits)];
+}
+
+function depthwiseRowsTextKey(geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures,
+                              uniforms: readonly Uniform[]): DepthwiseRowsText {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
-    rowSplitUniform(rows.plan, h),
-    ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
-    splitGridUniform(rows.targetSplits),
-  ];
-  const text: DepthwiseRowsText = {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), kernelHeight: h.kernelSize,
+  return {
+    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, uniforms), kernelHeight: h.kernelSize,
     srcPitch: rows.srcPitch,
   };
-  return {name: DEPTHWISE_ROWS.programName, source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
 }
 
 /** What depthwiseRowsProgram's text is made from: its cache key. */
@@ -168,7 +171,9 @@ export function depthwiseRowsTargetLocation(rows: DepthwiseRows): TargetLocation
 }
 
 /** The pass (see MultiTargetPass). */
-export const DEPTHWISE_ROWS: MultiTargetPass<DepthwiseRows> = Object.freeze<MultiTargetPass<DepthwiseRows>>({
+export const DEPTHWISE_ROWS: MultiTargetPass<DepthwiseRows, DepthwiseRowsText> =
+    Object.freeze<MultiTargetPass<DepthwiseRows, DepthwiseRowsText>>({
   name: 'depthwise rows', family: 'depthwise', form: 'writtenRows', programName: 'DepthwiseRowsProgram', arrangement: 'targets', srcView: 'rows',
   plan: (geometry, device, inputs) => planDepthwiseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
-  location: (_, params) => depthwiseRowsTargetLocation(params), program: depthwiseRowsProgram});
+  location: (_, params) => depthwiseRowsTargetLocation(params),
+  uniforms: depthwiseRowsUniforms, textKey: depthwiseRowsTextKey, text: depthwiseRowsText});

@@ -3,13 +3,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import {textPerKey, Uniform, uniformValues} from '../../glsl/builder';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from '../../glsl/packed_reads';
+import {textPerKey, Uniform} from '../../glsl/builder';
+import {packedReadsHeader, rowPitch} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
-import type {MultiTargetPass} from '../pass';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -88,20 +88,27 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
  * heights, kernel height, the stride, dilation and pad along the height, the split and the
  * textures' sizes are uniforms.
  */
-export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(THIN_ROWS, geometry, rows, textures);
+}
+
+/** thinRowsProgram's uniforms besides the packed reads'. */
+function thinRowsUniforms(geometry: FilterGradientGeometry, rows: ThinRows): Uniform[] {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
+  return [
     rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec4', [h.stride, h.dilation, h.padBegin, h.kernelSize]],
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
     splitGridUniform(rows.targetSplits),
   ];
+}
+
+function thinRowsTextKey(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures,
+                         uniforms: readonly Uniform[]): ThinRowsText {
+  const [, h, w] = spatialAxesAs3d(geometry.axes);
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
-  const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
-  return {name: THIN_ROWS.programName, source: thinRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...uniformValues(ints)]};
+  return {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, uniforms), kernelRows: rows.kernelRows};
 }
 
 /** What thinRowsProgram's text is made from: its cache key. */
@@ -176,7 +183,8 @@ export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const THIN_ROWS: MultiTargetPass<ThinRows> = Object.freeze<MultiTargetPass<ThinRows>>({
+export const THIN_ROWS: MultiTargetPass<ThinRows, ThinRowsText> = Object.freeze<MultiTargetPass<ThinRows, ThinRowsText>>({
   name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: 'ThinRowsProgram', arrangement: 'targets', srcView: 'pairedPositions',
   plan: (geometry, device, inputs) => planThinRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
-  location: (_, params) => thinRowsTargetLocation(params), program: thinRowsProgram});
+  location: (_, params) => thinRowsTargetLocation(params),
+  uniforms: thinRowsUniforms, textKey: thinRowsTextKey, text: thinRowsText});
