@@ -1,6 +1,7 @@
 /**
  * The one way the webgl passes make shader text: uniforms from one list (declarations, the
- * values a draw sets, tfjs's customUniforms), lines at an indentation, and texts kept per key.
+ * values a draw sets, tfjs's customUniforms) and lines at an indentation; texts are kept per key
+ * by textPerKey (kernels/text_per_key.ts).
  */
 
 /** 'int[]': an int array sized by its values; the others one value of that GLSL type. */
@@ -41,21 +42,4 @@ export function customUniforms(uniforms: readonly Uniform[]):
 /** The values runWebGLProgram takes for customUniforms(uniforms), in order. */
 export function customUniformValues(uniforms: readonly Uniform[]): number[][] {
   return uniforms.map(([, , values]) => [...values]);
-}
-
-/**
- * `makeText` kept per key: a shader text made from a small key object holding all the text
- * depends on (and nothing else: `makeText` sees only the key), compared as JSON. A call then
- * pays for its key, not for writing the text out (tens of KB for written rows over wide rows),
- * and the compiled-program cache, keyed by the text, is handed the same string. One entry per
- * distinct text, as there is one compiled program per text.
- */
-export function textPerKey<Key>(makeText: (key: Key) => string): (key: Key) => string {
-  const texts = new Map<string, string>();
-  return key => {
-    const json = JSON.stringify(key);
-    let text = texts.get(json);
-    if (text === undefined) texts.set(json, text = makeText(key));
-    return text;
-  };
 }

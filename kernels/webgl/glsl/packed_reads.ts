@@ -105,7 +105,7 @@ type Inputs = {readonly src: PackedTexture; readonly diffDst: PackedTexture};
 /** What of the inputs' textures packedReadsHeader's text depends on. */
 export type InputFolding = {readonly src: Pick<PackedTexture, 'folded'>; readonly diffDst: Pick<PackedTexture, 'folded'>};
 
-/** The inputs' InputFolding, for a pass's text key (see textPerKey in multi_target.ts). */
+/** The inputs' InputFolding, for a pass's text key (see textPerKey in kernels/text_per_key.ts). */
 export function inputFolding(textures: Inputs): InputFolding {
   return {src: {folded: textures.src.folded}, diffDst: {folded: textures.diffDst.folded}};
 }

@@ -4,7 +4,7 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {declareUniforms, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from '../../plan/splits';
@@ -12,6 +12,7 @@ import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '
 import {wholeRowSteps} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {paddedBlocks} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel

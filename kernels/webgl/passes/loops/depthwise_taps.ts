@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {declareUniforms, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -12,6 +12,7 @@ import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup
         tapSegmentsLoop, wholeRowSteps} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {paddedBlocks} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {

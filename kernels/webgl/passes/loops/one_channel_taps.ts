@@ -3,13 +3,14 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, textPerKey, Uniform} from '../../glsl/builder';
+import {declareUniforms, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
 import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a

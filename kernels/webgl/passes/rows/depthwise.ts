@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import {textPerKey, Uniform} from '../../glsl/builder';
+import type {Uniform} from '../../glsl/builder';
 import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -11,6 +11,7 @@ import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {blockRowsOf} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {

@@ -3,13 +3,14 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import {textPerKey, Uniform} from '../../glsl/builder';
+import type {Uniform} from '../../glsl/builder';
 import {packedReadsHeader, rowPitch} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src

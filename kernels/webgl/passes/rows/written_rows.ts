@@ -47,14 +47,14 @@ export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
 /** What of the row's axis (the innermost) a written-rows shader's text depends on. */
 export type RowAxis = Pick<SpatialAxis, 'kernelSize' | 'diffDstSize' | 'srcSize' | 'stride' | 'dilation' | 'padBegin'>;
 
-/** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in multi_target.ts). */
+/** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in kernels/text_per_key.ts). */
 function rowAxisOf(w: SpatialAxis): RowAxis {
   const {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin} = w;
   return {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin};
 }
 
 /**
- * The part of a written-rows pass's text key (see textPerKey in multi_target.ts) every such pass
+ * The part of a written-rows pass's text key (see textPerKey in kernels/text_per_key.ts) every such pass
  * has; each pass's key adds its own fields.
  */
 export interface WrittenRowsText {
