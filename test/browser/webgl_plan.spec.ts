@@ -1,0 +1,76 @@
+/**
+ * The webgl kernel runs the plan planWebgl makes for the inputs as they are, and the verbose
+ * line prints that plan's summary: for inputs packed by an earlier op (odd block rows read in
+ * place), freshly uploaded ones, and with the multi-target flag off.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
+
+import {computeGeometry, CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, convolutionBackpropFilters, FilterGradientGeometry} from '../../kernels/index';
+import {webglDevice} from '../../kernels/webgl/plan/device';
+import {describeInputs} from '../../kernels/webgl/plan/inputs';
+import {planWebgl, WebglPlan} from '../../kernels/webgl/plan/planner';
+import {CONV_BACKPROP_FILTERS_VERBOSE} from '../../src/verbose';
+
+const ATTRS = {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]};
+
+/** The plan for x and dy now, and the verbose line of the call that follows. */
+function planAndLine(x: tf.Tensor, dy: tf.Tensor): {plan: WebglPlan; line: string} {
+  const geometry: FilterGradientGeometry = computeGeometry('ConvolutionBackpropFilters', {input: x, outputDelta: dy}, ATTRS);
+  const backend = tf.backend() as MathBackendWebGL;
+  const plan = planWebgl(geometry, webglDevice(backend), describeInputs(backend, geometry, {input: x, outputDelta: dy}));
+  const lines: string[] = [];
+  const log = spyOn(console, 'log').and.callFake((line: string) => lines.push(line));
+  tf.dispose(convolutionBackpropFilters(x, dy, ATTRS));
+  log.and.callThrough();
+  expect(lines.length).toBe(1);
+  return {plan, line: lines[0] ?? ''};
+}
+
+describe('webgl plan, as the kernel runs it:', () => {
+  let multiTarget: boolean;
+  beforeAll(async () => {
+    expect(await tf.setBackend('webgl')).toBe(true);
+    multiTarget = tf.env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET);
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+  });
+  afterAll(() => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, multiTarget);
+  });
+
+  it('reads inputs packed by an earlier op in place (odd block rows) and prints the pass it runs', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, true);
+    tf.tidy(() => {
+      // 13 × 13 images: packed for their own shape, blocks of 13 positions.
+      const x = tf.relu(tf.randomNormal([2, 13, 13, 16], 0, 1, 'float32', 1));
+      const dy = tf.relu(tf.randomNormal([2, 13, 13, 32], 0, 1, 'float32', 2));
+      const {plan, line} = planAndLine(x, dy);
+      expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('paddedBlocks');
+      expect(line.split(',')[4]).toBe(plan.summary);
+      expect(plan.summary).toMatch(/^dense rows splits=\d+$/);
+    });
+  });
+
+  it('plans fresh uploads as the packed views the passes make of them', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, true);
+    tf.tidy(() => {
+      const x = tf.randomNormal([2, 13, 13, 16], 0, 1, 'float32', 3);
+      const dy = tf.randomNormal([2, 13, 13, 32], 0, 1, 'float32', 4);
+      const {plan, line} = planAndLine(x, dy);
+      expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('rows');
+      expect(line.split(',')[4]).toBe(plan.summary);
+    });
+  });
+
+  it('runs the single-target programs with the multi-target flag off', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, false);
+    tf.tidy(() => {
+      const x = tf.relu(tf.randomNormal([2, 8, 8, 4], 0, 1, 'float32', 5));
+      const dy = tf.relu(tf.randomNormal([2, 8, 8, 6], 0, 1, 'float32', 6));
+      const {plan, line} = planAndLine(x, dy);
+      expect(plan.path).toBe('singleTarget');
+      expect(line.split(',')[4]).toBe(plan.summary);
+    });
+  });
+});
