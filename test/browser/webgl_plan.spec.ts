@@ -11,6 +11,7 @@ import {webglDevice} from '../../kernels/webgl/plan/device';
 import {describeInputs} from '../../kernels/webgl/plan/inputs';
 import {planWebgl, WebglPlan} from '../../kernels/webgl/plan/planner';
 import {CONV_BACKPROP_FILTERS_VERBOSE} from '../../src/verbose';
+import {packing, useWebglBackend} from '../helpers/webgl_flags';
 
 const ATTRS = {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]};
 
@@ -28,9 +29,9 @@ function planAndLine(x: tf.Tensor, dy: tf.Tensor): {plan: WebglPlan; line: strin
 }
 
 describe('webgl plan, as the kernel runs it:', () => {
+  useWebglBackend('webgl-plan', {WEBGL_VERSION: 2, ...packing(true)});
   let multiTarget: boolean;
-  beforeAll(async () => {
-    expect(await tf.setBackend('webgl')).toBe(true);
+  beforeAll(() => {
     multiTarget = tf.env().getBool(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET);
     tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
   });
