@@ -1,4 +1,4 @@
-import {declareUniforms, Uniform, uniformValues} from '../glsl/builder';
+import {declareUniforms, lines, Uniform, uniformValues} from '../glsl/builder';
 import type {MultiTargetProgram} from '../multi_target';
 
 /**
@@ -77,12 +77,12 @@ export function sumTargetSplitsProgram(targetCount: number, targetSplits: Target
       precision highp float;
       precision highp int;
       precision highp sampler2D;
-      ${targets.map(t => `uniform sampler2D target${t};`).join('\n      ')}
+      ${lines(targets.map(t => `uniform sampler2D target${t};`), 6)}
       ${declareUniforms(uniforms)}
-      ${targets.map(t => `layout(location = ${t}) out vec4 sum${t};`).join('\n      ')}
+      ${lines(targets.map(t => `layout(location = ${t}) out vec4 sum${t};`), 6)}
       void main() {
         ivec2 texel = ivec2(gl_FragCoord.xy);
-        ${targets.map(t => `sum${t} = vec4(0.0);`).join('\n        ')}
+        ${lines(targets.map(t => `sum${t} = vec4(0.0);`), 8)}
         for (int s = 0; s < splits; texel.y += splitGrid.y) {
           ivec2 block = texel;
           for (int column = 0; column < splitGrid.z && s < splits; column++) {${targets.map(t => `

@@ -1,7 +1,7 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../src/geometry';
-import {customUniforms, customUniformValues, Uniform} from '../glsl/builder';
+import {customUniforms, customUniformValues, lines, Uniform} from '../glsl/builder';
 import {decodeFilterIndex, filterAxesInLayoutOrder, geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../glsl/geometry';
 import type {ReductionPlan} from '../plan/splits';
 
@@ -139,7 +139,7 @@ export class FilterGradientProgram implements GPGPUProgram {
           int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
           int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
           int w = first.z * stride.z + shift.z;
-          ${[0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`).join('\n          ')}`,
+          ${lines([0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`), 10)}`,
     }[mode];
     const accumulate = {
       packedTiles: '',
@@ -303,8 +303,8 @@ function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): s
             sum += ${tested ? `vec4(${taps.map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')})` :
                               'y * vec4(x0, x1, x2, x3)'};
             w += stride.z;
-            ${taps.map(t => t + tapShift < 4 ? `x${t} = x${t + tapShift};` : `x${t} = ${tested ? 'srcAt' : 'srcInside'}(srcRow, srcCol, w + ${t} * dilation.z);`)
-                .join('\n            ')}
+            ${lines(taps.map(t => t + tapShift < 4 ? `x${t} = x${t + tapShift};` :
+                                                  `x${t} = ${tested ? 'srcAt' : 'srcInside'}(srcRow, srcCol, w + ${t} * dilation.z);`), 12)}
             diffDstRow += diffDstRowStep;
             diffDstCol += diffDstColStep;`;
   const loop = (until: string, tested: boolean) => webgl2 ? `

@@ -4,7 +4,7 @@ import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, Uniform} from '../../glsl/builder';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {packedTexelsAlign, ReductionPlan, splitReduction} from '../../plan/splits';
@@ -174,7 +174,7 @@ const wideTilesText = textPerKey((key: WideTilesText) => {
   // At stride 1 along the row (slides) a step's two src positions lie in one texel or two
   // neighbours, the second being the next step's first: one new src texel a pair a step, carried
   // over. Rows of whole steps, every tap inside (wholeRows): no half-texel step at a row's start or end.
-  const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
+  const sums = lines(targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`), 8);
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
   const pointwiseSweep = `
@@ -249,7 +249,7 @@ ${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at
 `;
   return `${packedReadsHeader(key.inputs)}
       ${key.intUniforms}
-      ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
+      ${lines(targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`), 6)}
 ${INSIDE_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -268,7 +268,7 @@ ${INSIDE_FUNCTIONS}
         int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
         int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * diffDstBlock;
 
-${key.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
+${key.pointwise ? pointwiseSweep : rowSweeps}        ${lines(targets.map(({i, j, name}) => `${name} = sum${i}${j};`), 8)}
       }
 `;
 });

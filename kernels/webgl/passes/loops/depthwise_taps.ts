@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, Uniform} from '../../glsl/builder';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -152,7 +152,7 @@ const wideTapsText = textPerKey((key: WideTapsText) => {
 ${stepAdvance(stride, texelCount)}`;
   return `${packedReadsHeader(key.inputs)}
       ${key.intUniforms}
-      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${lines(targets.map(q => `layout(location = ${q}) out vec4 target${q};`), 6)}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -168,12 +168,12 @@ ${TAP_ROWS_FUNCTIONS}
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
         int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
-        ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
+        ${lines(targets.map(q => `vec4 sum${q} = vec4(0.0);`), 8)}
 ${(rows => segments !== null ? tapSegmentsLoop(rows, segments.continuous) : tapRowsLoop(rows))({
     stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step,
     wholeRows, diffDstCursors: `
           ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
-        ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
+        ${lines(targets.map(q => `target${q} = sum${q};`), 8)}
       }
 `;
 });

@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, Uniform} from '../../glsl/builder';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -159,7 +159,7 @@ const thinTapsText = textPerKey((key: ThinTapsText) => {
 ${stepAdvance(stride, texelCount)}`;
   return `${packedReadsHeader(key.inputs)}
       ${key.intUniforms}
-      ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
+      ${lines(targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`), 6)}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -172,11 +172,11 @@ ${TAP_ROWS_FUNCTIONS}
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
         int diffDstChannel = ${2 * pairs} * pairBlock;${tapBlockSetup(taps, stride, dilation)}
-        ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
+        ${lines(targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`), 8)}
 ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows,
                  diffDstCursors: pairIndices.map(j => `
           ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')})}
-        ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
+        ${lines(targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`), 8)}
       }
 `;
 });

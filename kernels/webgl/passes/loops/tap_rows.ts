@@ -1,6 +1,6 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
-import type {Uniform} from '../../glsl/builder';
+import {lines, Uniform} from '../../glsl/builder';
 import type {PackedTexture} from '../../glsl/packed_reads';
 import type {ReductionPlan} from '../../plan/splits';
 import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
@@ -66,8 +66,8 @@ function rowStart(rows: TapRows): string {
 
 /** GLSL reading the src texels a step spans, t0…, from the cursor srcAt on (declaring them when `declare`). */
 function readStepTexels(rows: TapRows, declare: boolean): string {
-  return Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ');
+  return lines(Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`), 10);
 }
 
 /**
@@ -233,8 +233,8 @@ export function stepAdvance(stride: number, stepTexels: number): string {
   const skipped = Math.max(0, stride - stepTexels);
   return `${Array.from({length: skipped}, () => `
             srcAt = srcNextRow(srcAt);`).join('')}
-            ${Array.from({length: stepTexels}, (_, m) => m + stride < stepTexels ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
-            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+            ${lines(Array.from({length: stepTexels}, (_, m) => m + stride < stepTexels ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
+            srcAt = srcNextRow(srcAt);`), 12)}`;
 }
 
 /** GLSL functions the tap-rows programs call: firstInside, endInside and insideRow (a src position along the row). */

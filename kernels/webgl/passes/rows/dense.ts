@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import type {Uniform} from '../../glsl/builder';
+import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader} from '../../glsl/packed_reads';
 import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -165,22 +165,22 @@ const denseRowsText = textPerKey((text: DenseRowsText) => {
   // both ways.
   const addRowSums = text.kernelRowsAlwaysInside ? '' : `
           bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
-          ${sums.map(name => `${name} = mix(${name}, ${name} + ${rowSumOf(name, false)}, insideLanes);`).join('\n          ')}`;
+          ${lines(sums.map(name => `${name} = mix(${name}, ${name} + ${rowSumOf(name, false)}, insideLanes);`), 10)}`;
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${sums.map((_, q) => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${lines(sums.map((_, q) => `layout(location = ${q}) out vec4 target${q};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int kernelRow = fragment.y / srcPairs[0];
         int srcCol = 2 * (fragment.y - kernelRow * srcPairs[0]);
         int diffDstCol = 2 * ${B} * fragment.x;
-        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec4 ${name} = vec4(0.0);`), 8)}
 ${writtenRowsLoop(`
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;${pairs.map(b => `
           ivec2 diffDstAt${b} = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
           ivec2 srcAt = srcTexelOf((n * rowSplit.w + ${srcRowInImage('srcY', text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, srcCol);${
       declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${sums.map((name, q) => `target${q} = ${name};`).join('\n        ')}
+        ${lines(sums.map((name, q) => `target${q} = ${name};`), 8)}
       }
 `;
 });

@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import type {Uniform} from '../../glsl/builder';
+import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -142,17 +142,17 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
   const tapSum = (t: number) => t < taps ? sum(t) : 'vec2(0.0)';
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${lines([...Array(Math.ceil(taps / 2)).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int col = 2 * fragment.y;
-        ${sums.map(name => `vec2 ${name} = vec2(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec2 ${name} = vec2(0.0);`), 8)}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, col);${kernelRows.map(ky => `
           int srcY${ky} = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
           ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + ${srcRowInImage(`srcY${ky}`, text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, col);`).join('')}${
       declareRowSums(sums, 'vec2', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
+        ${lines([...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`), 8)}
       }
 `;
 });

@@ -3,7 +3,7 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import {MultiTargetProgram} from '../../multi_target';
-import type {Uniform} from '../../glsl/builder';
+import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader, rowPitch} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
 import {ReductionPlan, splitReduction} from '../../plan/splits';
@@ -149,20 +149,20 @@ const thinRowsText = textPerKey((text: ThinRowsText) => {
           ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('');
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${sums.map((_, t) => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
+      ${lines(sums.map((_, t) => `layout(location = ${t}) out vec4 target${t};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int pair = fragment.y / blocks.x;
         int block = fragment.y - pair * blocks.x;
         int diffDstCol = 2 * pair;
-        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec4 ${name} = vec4(0.0);`), 8)}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
           int ky${r} = block * ${R} + ${r};
           int srcY${r} = y * heightAxis.x + ky${r} * heightAxis.y - heightAxis.z;
           ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + ${srcRowInImage(`srcY${r}`, text.kernelRowsAlwaysInside)}) * blocks.y) / 2, 0);`).join('')}${
       declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${sums.map((name, t) => `target${t} = ${name};`).join('\n        ')}
+        ${lines(sums.map((name, t) => `target${t} = ${name};`), 8)}
       }
 `;
 });

@@ -1,5 +1,5 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
-import {declareUniforms, Uniform} from '../../glsl/builder';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, PackedTexture, rowPitch} from '../../glsl/packed_reads';
 import {DEFAULT_WEBGL_PROFILE} from '../../plan/device';
 
@@ -89,7 +89,7 @@ export function rowSumOf(sum: string, kernelRowsAlwaysInside: boolean): string {
 /** GLSL declaring the row sums of `sums` (see rowSumOf), of `type`; none where kernel rows are always inside. */
 export function declareRowSums(sums: readonly string[], type: 'vec2' | 'vec4', kernelRowsAlwaysInside: boolean): string {
   return kernelRowsAlwaysInside ? '' : `
-          ${sums.map(sum => `${type} ${rowSumOf(sum, false)} = ${type}(0.0);`).join('\n          ')}`;
+          ${lines(sums.map(sum => `${type} ${rowSumOf(sum, false)} = ${type}(0.0);`), 10)}`;
 }
 
 /**
