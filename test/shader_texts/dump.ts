@@ -4,15 +4,15 @@
  *
  *   tsx test/shader_texts/dump.ts --out FILE         write every record (texts in full) as JSON
  *   tsx test/shader_texts/dump.ts --compare FILE     compare today's records with FILE's; exit 1 on a difference
- *   tsx test/shader_texts/dump.ts --digest           rewrite test/shader_texts/digest.json (sha256 per problem and
- *                                                    program, and each problem's shapes and attributes)
+ *   tsx test/shader_texts/dump.ts --digest           rewrite test/shader_texts/digest.json (a sha256 prefix per problem
+ *                                                    and program, and each problem's shapes and attributes)
  *
  * The workloads folder (for shapes_tfjs_training) is $CONV_WORKLOADS_DIR or ../shared/workloads.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-import {recordDigest, recordsOf} from './records';
+import {digestsOf, recordsOf} from './records';
 import {textProblems} from './problems';
 
 async function main() {
@@ -39,9 +39,10 @@ async function main() {
     process.exitCode = differing === 0 ? 0 : 1;
   } else if (args[0] === '--digest') {
     const file = path.join(__dirname, 'digest.json');
-    const digests = Object.fromEntries(Object.entries(records).map(([key, record]) => [key, recordDigest(record)]));
-    fs.writeFileSync(file, JSON.stringify({problems, digests}, null, 1) + '\n');
-    console.log(`${Object.keys(digests).length} digests of ${problems.length} problems -> ${file}`);
+    const digests = digestsOf(problems);
+    fs.writeFileSync(file, `{"problems": [\n${problems.map(problem => JSON.stringify(problem)).join(',\n')}\n],\n"digests": {\n${
+        Object.entries(digests).map(([id, programs]) => `${JSON.stringify(id)}: ${JSON.stringify(programs)}`).join(',\n')}\n}}\n`);
+    console.log(`${Object.keys(records).length} digests of ${problems.length} problems -> ${file}`);
   } else {
     console.error('usage: tsx test/shader_texts/dump.ts --out FILE | --compare FILE | --digest');
     process.exitCode = 2;
