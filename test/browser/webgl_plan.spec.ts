@@ -40,38 +40,39 @@ describe('webgl plan, as the kernel runs it:', () => {
     tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, multiTarget);
   });
 
-  it('reads inputs packed by an earlier op in place (odd block rows) and prints the pass it runs', () => {
-    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, true);
-    tf.tidy(() => {
-      // 13 × 13 images: packed for their own shape, blocks of 13 positions.
-      const x = tf.relu(tf.randomNormal([2, 13, 13, 16], 0, 1, 'float32', 1));
-      const dy = tf.relu(tf.randomNormal([2, 13, 13, 32], 0, 1, 'float32', 2));
+  /**
+   * Runs the kernel on x and dy of these shapes (made by relu, packed, when `byOp`; else fresh
+   * uploads) with the multi-target flag as given, and checks that the verbose line prints the
+   * summary of the plan planWebgl makes for them; returns that plan.
+   */
+  function planOfCall(multiTargetFlag: boolean, byOp: boolean, xShape: number[], dyShape: number[], seed: number): WebglPlan {
+    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, multiTargetFlag);
+    const make = (shape: number[], offset: number) =>
+        tf.tidy(() => byOp ? tf.relu(tf.randomNormal(shape, 0, 1, 'float32', seed + offset)) :
+                             tf.randomNormal(shape, 0, 1, 'float32', seed + offset));
+    const [x, dy] = [make(xShape, 0), make(dyShape, 1)];
+    try {
       const {plan, line} = planAndLine(x, dy);
-      expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('paddedBlocks');
       expect(line.split(',')[4]).toBe(plan.summary);
-      expect(plan.summary).toMatch(/^dense rows splits=\d+$/);
-    });
+      return plan;
+    } finally {
+      tf.dispose([x, dy]);
+    }
+  }
+
+  it('reads inputs packed by an earlier op in place (odd block rows) and prints the pass it runs', () => {
+    // 13 × 13 images: packed for their own shape, blocks of 13 positions.
+    const plan = planOfCall(true, true, [2, 13, 13, 16], [2, 13, 13, 32], 1);
+    expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('paddedBlocks');
+    expect(plan.summary).toMatch(/^dense rows splits=\d+$/);
   });
 
   it('plans fresh uploads as the packed views the passes make of them', () => {
-    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, true);
-    tf.tidy(() => {
-      const x = tf.randomNormal([2, 13, 13, 16], 0, 1, 'float32', 3);
-      const dy = tf.randomNormal([2, 13, 13, 32], 0, 1, 'float32', 4);
-      const {plan, line} = planAndLine(x, dy);
-      expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('rows');
-      expect(line.split(',')[4]).toBe(plan.summary);
-    });
+    const plan = planOfCall(true, false, [2, 13, 13, 16], [2, 13, 13, 32], 3);
+    expect(plan.path === 'multiTarget' && plan.views.src.kind).toBe('rows');
   });
 
   it('runs the single-target programs with the multi-target flag off', () => {
-    tf.env().set(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, false);
-    tf.tidy(() => {
-      const x = tf.relu(tf.randomNormal([2, 8, 8, 4], 0, 1, 'float32', 5));
-      const dy = tf.relu(tf.randomNormal([2, 8, 8, 6], 0, 1, 'float32', 6));
-      const {plan, line} = planAndLine(x, dy);
-      expect(plan.path).toBe('singleTarget');
-      expect(line.split(',')[4]).toBe(plan.summary);
-    });
+    expect(planOfCall(false, true, [2, 8, 8, 4], [2, 8, 8, 6], 5).path).toBe('singleTarget');
   });
 });

@@ -39,6 +39,9 @@ export interface ReductionPlan {
   readonly rowsPerSplit: number;
 }
 
+/** A split of the reduction's rows (see ReductionPlan), as every pass plans one. */
+export type RowSplit = Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+
 export {CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS} from './device';
 
 /** The single-target programs' plan for a problem, under `profile` (default: today's, tuning flags applied). */
@@ -61,7 +64,7 @@ export function planReduction(geometry: FilterGradientGeometry, profile: WebglPr
  */
 export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, split: WebglProfile['split'],
                                maxSplits = Infinity, targetFragments = split.targetFragments):
-    Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
+    RowSplit {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);

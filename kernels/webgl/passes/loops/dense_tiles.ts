@@ -7,7 +7,7 @@ import type {MultiTargetProgram} from '../../multi_target';
 import {declareUniforms, lines, Uniform} from '../../glsl/builder';
 import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {packedTexelsAlign, ReductionPlan, splitReduction} from '../../plan/splits';
+import {packedTexelsAlign, RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
@@ -31,7 +31,7 @@ export interface WideTiles {
    * split) instead of diffDst rows.
    */
   readonly pointwise: boolean;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** Where the targets hold each split (see TargetSplits): a block of [groups · srcBlocks, diffDstBlocks · kernel volume] texels. */
   readonly targetSplits: TargetSplits;
 }

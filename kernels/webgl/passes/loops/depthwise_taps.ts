@@ -3,13 +3,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, lines, Uniform} from '../../glsl/builder';
-import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
-import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
-        tapSegmentsLoop, wholeRowSteps} from './tap_rows';
+import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, TapRowsText, tapRowsText,
+        tapRowsUniforms, tapSegmentsLoop} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {paddedBlocks} from '../../plan/inputs';
 import {textPerKey} from '../../../text_per_key';
@@ -24,7 +24,7 @@ export interface WideTaps {
   readonly kernelRows: number;
   /** src texels a step spans (see wideTapsProgram). */
   readonly stepTexels: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** How the rows run in segments (tapSegmentsLoop in tap_rows.ts); null: one by one. */
   readonly segments: {readonly continuous: boolean} | null;
   /**
@@ -102,26 +102,12 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
 }
 
 /** What wideTapsProgram's text is made from: its cache key. */
-interface WideTapsText {
-  readonly taps: number;
-  /** Along the innermost axis. */
-  readonly stride: number;
-  readonly dilation: number;
-  readonly stepTexels: number;
+interface WideTapsText extends TapRowsText {
   readonly segments: WideTaps['segments'];
-  /** wholeRowSteps. */
-  readonly wholeRows: boolean;
-  readonly inputs: InputFolding;
-  /** The integer uniforms' declarations. */
-  readonly intUniforms: string;
 }
 
-function wideTapsTextKey(geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures,
-                         uniforms: readonly Uniform[]): WideTapsText {
-  const w = spatialAxesAs3d(geometry.axes)[2];
-  return {taps: wide.taps, stride: w.stride, dilation: w.dilation, stepTexels: wide.stepTexels, segments: wide.segments,
-          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
-}
+const wideTapsTextKey = (geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures, uniforms: readonly Uniform[]):
+    WideTapsText => ({...tapRowsText(geometry, wide, textures, uniforms), segments: wide.segments});
 
 const wideTapsText = textPerKey((key: WideTapsText) => {
   const {taps, stride, dilation, segments, wholeRows} = key;

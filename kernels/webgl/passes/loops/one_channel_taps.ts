@@ -3,12 +3,13 @@
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
 import type {MultiTargetProgram} from '../../multi_target';
-import {declareUniforms, lines, Uniform} from '../../glsl/builder';
-import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
-import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
+import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, TapRowsText, tapRowsText,
+        tapRowsUniforms} from './tap_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {textPerKey} from '../../../text_per_key';
 
@@ -30,7 +31,7 @@ export interface ThinTaps {
   readonly pairBlocks: number;
   /** src texels a step spans (see thinTapsProgram). */
   readonly stepTexels: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /**
    * Where the targets hold each split (see TargetSplits): a block of [1, pairBlocks · kernelRows
    * · tapBlocks] texels, the kernel block fastest along the row.
@@ -103,26 +104,13 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
 }
 
 /** What thinTapsProgram's text is made from: its cache key. */
-interface ThinTapsText {
-  readonly taps: number;
+interface ThinTapsText extends TapRowsText {
+  /** diffDst channel pairs a fragment takes. */
   readonly pairs: number;
-  /** Along the innermost axis. */
-  readonly stride: number;
-  readonly dilation: number;
-  readonly stepTexels: number;
-  /** wholeRowSteps. */
-  readonly wholeRows: boolean;
-  readonly inputs: InputFolding;
-  /** The integer uniforms' declarations. */
-  readonly intUniforms: string;
 }
 
-function thinTapsTextKey(geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures,
-                         uniforms: readonly Uniform[]): ThinTapsText {
-  const w = spatialAxesAs3d(geometry.axes)[2];
-  return {taps: thin.taps, pairs: thin.pairs, stride: w.stride, dilation: w.dilation, stepTexels: thin.stepTexels,
-          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
-}
+const thinTapsTextKey = (geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures, uniforms: readonly Uniform[]):
+    ThinTapsText => ({...tapRowsText(geometry, thin, textures, uniforms), pairs: thin.pairs});
 
 const thinTapsText = textPerKey((key: ThinTapsText) => {
   const {taps, pairs, stride, dilation, wholeRows} = key;

@@ -1,7 +1,7 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
 import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
-import {lines, Uniform} from '../../glsl/builder';
-import type {PackedTexture} from '../../glsl/packed_reads';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, PackedTexture} from '../../glsl/packed_reads';
 import type {ReductionPlan} from '../../plan/splits';
 import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 
@@ -243,3 +243,26 @@ export const TAP_ROWS_FUNCTIONS = `${INSIDE_FUNCTIONS}
         return w >= 0 && w < srcSize.z;
       }
 `;
+
+/** What the texts of the passes built on these loops (wide taps, thin taps) are made from besides their own fields. */
+export interface TapRowsText {
+  readonly taps: number;
+  /** The stride and the dilation along the innermost axis. */
+  readonly stride: number;
+  readonly dilation: number;
+  readonly stepTexels: number;
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+/** A looping tap pass's TapRowsText, from its plan's taps and step, the inputs' textures and its integer uniforms. */
+export function tapRowsText(geometry: FilterGradientGeometry, blocks: {readonly taps: number; readonly stepTexels: number},
+                            textures: {readonly src: PackedTexture; readonly diffDst: PackedTexture}, uniforms: readonly Uniform[]):
+    TapRowsText {
+  const w = spatialAxesAs3d(geometry.axes)[2];
+  return {taps: blocks.taps, stride: w.stride, dilation: w.dilation, stepTexels: blocks.stepTexels,
+          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}

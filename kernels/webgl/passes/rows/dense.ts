@@ -6,9 +6,9 @@ import {MultiTargetProgram} from '../../multi_target';
 import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader} from '../../glsl/packed_reads';
 import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {blockRowsOf} from '../../plan/inputs';
 import {textPerKey} from '../../../text_per_key';
@@ -23,7 +23,7 @@ export interface DenseRows {
   /** src channel pairs (⌈C / 2⌉) and blocks of B diffDst channel pairs (⌈⌈O / 2⌉ / B⌉). */
   readonly srcPairs: number;
   readonly diffDstBlocks: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** Kernel width × B: target kx · B + b holds tap kx of diffDst pair b. */
   readonly targetCount: number;
   /**
@@ -124,14 +124,8 @@ function denseRowsUniforms(geometry: FilterGradientGeometry, rows: DenseRows): U
   ];
 }
 
-function denseRowsTextKey(geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures,
-                          uniforms: readonly Uniform[]): DenseRowsText {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
-  return {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, uniforms), diffDstPairs: rows.diffDstPairs,
-    srcPitch: rows.srcPitch,
-  };
-}
+const denseRowsTextKey = (geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures, uniforms: readonly Uniform[]):
+    DenseRowsText => ({...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms), diffDstPairs: rows.diffDstPairs, srcPitch: rows.srcPitch});
 
 /** What denseRowsProgram's text is made from: its cache key. */
 interface DenseRowsText extends WrittenRowsText {

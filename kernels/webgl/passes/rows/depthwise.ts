@@ -6,9 +6,9 @@ import {MultiTargetProgram} from '../../multi_target';
 import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {declareRowSums, interleavedRowSteps, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
 import {blockRowsOf} from '../../plan/inputs';
 import {textPerKey} from '../../../text_per_key';
@@ -17,7 +17,7 @@ import {textPerKey} from '../../../text_per_key';
 export interface DepthwiseRows {
   /** Taps of the kernel (its height × width), two per target. */
   readonly taps: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   readonly targetCount: number;
   /** Where the targets hold each split (see TargetSplits): a block of [channel pairs, 1] texels. */
   readonly targetSplits: TargetSplits;
@@ -97,14 +97,10 @@ function depthwiseRowsUniforms(geometry: FilterGradientGeometry, rows: Depthwise
   return [rowSplitUniform(rows.plan, h), ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]], splitGridUniform(rows.targetSplits)];
 }
 
-function depthwiseRowsTextKey(geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures,
-                              uniforms: readonly Uniform[]): DepthwiseRowsText {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
-  return {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, uniforms), kernelHeight: h.kernelSize,
-    srcPitch: rows.srcPitch,
-  };
-}
+const depthwiseRowsTextKey = (geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures,
+                              uniforms: readonly Uniform[]): DepthwiseRowsText =>
+    ({...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms), kernelHeight: spatialAxesAs3d(geometry.axes)[1].kernelSize,
+      srcPitch: rows.srcPitch});
 
 /** What depthwiseRowsProgram's text is made from: its cache key. */
 interface DepthwiseRowsText extends WrittenRowsText {

@@ -6,7 +6,7 @@ import {MultiTargetProgram} from '../../multi_target';
 import {lines, Uniform} from '../../glsl/builder';
 import {packedReadsHeader, rowPitch} from '../../glsl/packed_reads';
 import {tunedWebglProfile, WebglProfile} from '../../plan/device';
-import {ReductionPlan, splitReduction} from '../../plan/splits';
+import {RowSplit, splitReduction} from '../../plan/splits';
 import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
 import {MultiTargetPass, passProgram, PassTextures} from '../pass';
@@ -24,7 +24,7 @@ export interface ThinRows {
   /** Texels of taps along a kernel row (two taps each). */
   readonly tapTexels: number;
   readonly diffDstPairs: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** R × tap texels: target r · tapTexels + q holds taps 2q and 2q + 1 of the block's kernel row r. */
   readonly targetCount: number;
   /** Where the targets hold each split (see TargetSplits): a block of [diffDst pairs · kernel row blocks, 1] texels. */
@@ -106,10 +106,10 @@ function thinRowsUniforms(geometry: FilterGradientGeometry, rows: ThinRows): Uni
 
 function thinRowsTextKey(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures,
                          uniforms: readonly Uniform[]): ThinRowsText {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
+  const h = spatialAxesAs3d(geometry.axes)[1];
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
-  return {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, uniforms), kernelRows: rows.kernelRows};
+  return {...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms, alwaysInside), kernelRows: rows.kernelRows};
 }
 
 /** What thinRowsProgram's text is made from: its cache key. */

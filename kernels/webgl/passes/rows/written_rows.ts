@@ -71,10 +71,16 @@ export interface WrittenRowsText {
   readonly intUniforms: string;
 }
 
-/** A pass's WrittenRowsText, from the row's axis `w`, the inputs' textures and the pass's integer uniforms. */
-export function writtenRowsText(w: SpatialAxis, diffDstPitch: number, kernelRowsAlwaysInside: boolean,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}, ints: readonly Uniform[]): WrittenRowsText {
-  return {row: rowAxisOf(w), diffDstPitch, kernelRowsAlwaysInside, inputs: inputFolding(textures), intUniforms: declareUniforms(ints)};
+/**
+ * A pass's WrittenRowsText, from the geometry (the row's axis, the innermost), the pass's pitch,
+ * the inputs' textures and the pass's integer uniforms; every kernel row a fragment adds lies
+ * inside where `alwaysInside` (default: kernelRowsAlwaysInside of the height axis).
+ */
+export function writtenRowsText(geometry: FilterGradientGeometry, diffDstPitch: number,
+                                textures: {readonly src: PackedTexture; readonly diffDst: PackedTexture}, ints: readonly Uniform[],
+                                alwaysInside = kernelRowsAlwaysInside(spatialAxesAs3d(geometry.axes)[1])): WrittenRowsText {
+  return {row: rowAxisOf(spatialAxesAs3d(geometry.axes)[2]), diffDstPitch, kernelRowsAlwaysInside: alwaysInside,
+          inputs: inputFolding(textures), intUniforms: declareUniforms(ints)};
 }
 
 /**
