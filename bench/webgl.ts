@@ -23,6 +23,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
+import {WEBGL_PROGRAM_NAMES} from '../kernels/webgl/plan/planner';
 import {commandLine, oneOf, outOption, positiveInteger, regularExpression, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
@@ -151,12 +152,8 @@ const COMMAND = {
   },
 };
 
-/** The program classes of this package's webgl kernel (the others in a call's counts are tfjs's). */
-const OWN_PROGRAMS = new Set([
-  'FilterGradientProgram', 'ArrangeTilesProgram', 'SumSplitsProgram', 'WideTilesProgram', 'WideTapsProgram',
-  'ArrangeTargetsProgram', 'ArrangeChannelTexelsProgram', 'SumTargetSplitsProgram', 'ThinTapsProgram', 'DepthwiseRowsProgram',
-  'DenseRowsProgram',
-]);
+/** The programs of this package's webgl kernel, from its passes (the others in a call's counts are tfjs's). */
+const OWN_PROGRAMS = new Set(WEBGL_PROGRAM_NAMES);
 
 const totalPrograms = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 

@@ -2,14 +2,14 @@ import type {TensorInfo} from '@tensorflow/tfjs-core';
 import {env} from '@tensorflow/tfjs-core';
 import type {GPGPUContext, MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import type {Uniform} from './filter_gradient_program';
+import type {UniformValue} from './glsl/builder';
 
 /**
  * Running a fragment shader that writes several render targets at once (WebGL 2 draw buffers),
  * which tfjs's runWebGLProgram cannot: it binds one output texture, and its shader header
  * declares one output. On SwiftShader a texture read costs far more than a multiply-add, so a
  * fragment that writes 8 texels (32 sums) from the values it has read does ~3× fewer reads per
- * multiply-add than one writing a single texel; see wide_tiles.ts and wide_taps.ts.
+ * multiply-add than one writing a single texel; see passes/loops/dense_tiles.ts and depthwise_taps.ts.
  *
  * The targets are ordinary packed tfjs tensors (logical shape [2·rows, 2·columns], one texel
  * per fragment), so tfjs's own programs read them afterwards; the inputs are tfjs tensors
@@ -31,34 +31,7 @@ export interface MultiTargetProgram {
   /** Sampler uniform of each input, in the order of the inputs. */
   readonly inputNames: readonly string[];
   /** Integer uniforms (int arrays, ivecN) and float vec2 uniforms, set before each draw. */
-  readonly uniforms: ReadonlyArray<{name: string; type: 'int' | 'ivec2' | 'ivec3' | 'ivec4' | 'vec2'; values: number[]}>;
-}
-
-/**
- * `makeText` kept per key: a pass's shader text made from a small key object holding all the
- * text depends on (and nothing else: `makeText` sees only the key), compared as JSON. A call
- * then pays for its key, not for writing the text out (tens of KB for written rows over wide
- * rows), and the compiled-program cache, keyed by the text, is handed the same string. One entry
- * per distinct text, as there is one compiled program per text.
- */
-export function textPerKey<Key>(makeText: (key: Key) => string): (key: Key) => string {
-  const texts = new Map<string, string>();
-  return key => {
-    const json = JSON.stringify(key);
-    let text = texts.get(json);
-    if (text === undefined) texts.set(json, text = makeText(key));
-    return text;
-  };
-}
-
-/** GLSL declaring integer uniforms (int arrays sized by their values). */
-export function declareIntUniforms(uniforms: readonly Uniform[]): string {
-  return uniforms.map(([name, type, values]) => `uniform ${type} ${name}${type === 'int' ? `[${values.length}]` : ''};`).join('\n      ');
-}
-
-/** Integer uniforms as runMultiTarget sets them. */
-export function intUniformValues(uniforms: readonly Uniform[]): MultiTargetProgram['uniforms'] {
-  return uniforms.map(([name, type, values]) => ({name, type, values}));
+  readonly uniforms: readonly UniformValue[];
 }
 
 /**
@@ -86,19 +59,6 @@ export function multiTargetProgramCount(gpgpu: GPGPUContext): number {
 /** The shaders this module has compiled for `gpgpu`, as (program name, cache key) (for the benchmark's counts). */
 export function multiTargetPrograms(gpgpu: GPGPUContext): Array<{name: string; key: string}> {
   return [...(compiledPrograms.get(gpgpu)?.entries() ?? [])].map(([key, compiled]) => ({name: compiled.name, key}));
-}
-
-const renderTargetLimits = new WeakMap<GPGPUContext, number>();
-
-/** How many targets one draw may write here (WebGL 2's MAX_DRAW_BUFFERS; at least 4), queried once per context. */
-export function maxRenderTargets(backend: MathBackendWebGL): number {
-  let limit = renderTargetLimits.get(backend.gpgpu);
-  if (limit === undefined) {
-    const gl = backend.gpgpu.gl as WebGL2RenderingContext;
-    limit = Math.min(gl.getParameter(gl.MAX_DRAW_BUFFERS) as number, gl.getParameter(gl.MAX_COLOR_ATTACHMENTS) as number);
-    renderTargetLimits.set(backend.gpgpu, limit);
-  }
-  return limit;
 }
 
 function compile(gpgpu: GPGPUContext, program: MultiTargetProgram): Compiled {

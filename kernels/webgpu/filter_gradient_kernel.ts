@@ -5,7 +5,7 @@ import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {reportPath} from '../../src/verbose';
 import {FilterGradientBlocksProgram, FilterGradientTapsProgram, geometryUniforms, SumSplitsProgram} from './filter_gradient_program';
-import {planWebgpuReduction} from './reduction_plan';
+import {planWebgpuReduction, webgpuPlanSummary} from './reduction_plan';
 
 /** A tensor as the flat 1-D array the programs index with the geometry's element strides. */
 function flat(tensor: TensorInfo): TensorInfo {
@@ -27,7 +27,7 @@ function filterGradientKernel(op: OpName): KernelFunc {
       return webgpu.makeTensorInfo(filterShape, 'float32', new Float32Array(geometry.filterSize));
     }
     const plan = planWebgpuReduction(geometry);
-    reportPath(geometry, `${plan.mode}${plan.srcRowUnits ? ' src-row-units' : ''} splits=${plan.splits}`);
+    reportPath(geometry, webgpuPlanSummary(plan));
     const program = plan.mode === 'blocks' ? new FilterGradientBlocksProgram(geometry, plan) :
                                              new FilterGradientTapsProgram(geometry, plan);
     const operands = [flat(inputs[geometry.src.name]!), flat(inputs[geometry.diffDst.name]!)];

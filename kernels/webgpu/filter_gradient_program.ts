@@ -1,6 +1,7 @@
 import type {WebGPUProgram} from '@tensorflow/tfjs-backend-webgpu';
 
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
+import {textPerKey} from '../text_per_key';
 import {BLOCK_COLUMNS, Neighbours, sweptAxes, WebgpuReductionPlan, WORKGROUP_INVOCATIONS} from './reduction_plan';
 
 /** A uniform as tfjs-webgpu's runWebGPUProgram takes it (its `programUniform` entries). */
@@ -81,6 +82,72 @@ const COMMON_WGSL = `
 `;
 
 /**
+ * What both pass-1 programs share: src and diffDst as flat arrays, the geometry uniforms, the
+ * plan's workgroups of WORKGROUP_INVOCATIONS and the splits' partial filters as the output.
+ */
+abstract class Pass1Program implements WebGPUProgram {
+  readonly variableNames = ['src', 'diffDst'];
+  readonly uniforms = GEOMETRY_UNIFORMS;
+  readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
+  readonly dispatchLayout = {x: [0]};
+  readonly dispatch: [number, number, number];
+  readonly outputShape: number[];
+  abstract readonly shaderKey: string;
+
+  protected constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
+    this.outputShape = [plan.splits * geometry.filterSize];
+    this.dispatch = [plan.workgroups, 1, 1];
+  }
+
+  abstract getUserCode(): string;
+}
+
+/** All FilterGradientBlocksProgram's text is made from: its cache key. */
+export interface BlocksKey {
+  /** BM. */
+  readonly blockRows: number;
+  /** Columns ordered channels inner (NXC data), else kernel offsets inner. */
+  readonly channelsInner: boolean;
+  readonly rowSweep: boolean;
+}
+
+export function blocksKey(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan): BlocksKey {
+  return Object.freeze({blockRows: plan.blockRows, channelsInner: geometry.dataFormat === 'NXC', rowSweep: plan.rowSweep});
+}
+
+/** `ConvBackpropFiltersBlocks_<BM>x4_<column order>[_rows]`. */
+export function blocksShaderKey(key: BlocksKey): string {
+  return `ConvBackpropFiltersBlocks_${key.blockRows}x${BLOCK_COLUMNS}_${key.channelsInner ? 'channelsInner' : 'kernelInner'}${
+      key.rowSweep ? '_rows' : ''}`;
+}
+
+/** All FilterGradientTapsProgram's text is made from (the plan's 'taps' fields, see WebgpuReductionPlan): its cache key. */
+export type TapsKey = Pick<WebgpuReductionPlan, 'taps' | 'tapRows' | 'tapShift' | 'outputRows' | 'rowStride' | 'rowDilation' |
+                                                'tapLanes' | 'diffDstComponents' | 'unmaskedFirst' | 'srcRowUnits' | 'unitStrides' |
+                                                'unitBeginPads' | 'unitNeighbourRows' | 'neighbourPositions'>;
+
+export function tapsKey(plan: WebgpuReductionPlan): TapsKey {
+  const {taps, tapRows, tapShift, outputRows, rowStride, rowDilation, tapLanes, diffDstComponents, unmaskedFirst, srcRowUnits,
+         unitStrides, unitBeginPads, unitNeighbourRows, neighbourPositions} = plan;
+  return Object.freeze({taps, tapRows, tapShift, outputRows, rowStride, rowDilation, tapLanes, diffDstComponents, unmaskedFirst,
+                        srcRowUnits, unitStrides, unitBeginPads, unitNeighbourRows, neighbourPositions});
+}
+
+/**
+ * `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
+ * `[_srcRowUnits_strides<s>_pads<p>_neighbourRows<n>_neighbourPositions<n>]`: every field of the
+ * key, the rows' stride and dilation only where P > 1 and the units' fields only with units of
+ * src rows (elsewhere the plan holds them at 1, 0 and 'none').
+ */
+export function tapsShaderKey(key: TapsKey): string {
+  return `ConvBackpropFiltersTaps${key.tapRows}x${key.taps}_shift${key.tapShift}_rows${key.outputRows}${
+      key.outputRows > 1 ? `s${key.rowStride}d${key.rowDilation}` : ''}_lanes${key.tapLanes}${
+      key.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${key.unmaskedFirst ? '_unmaskedFirst' : ''}${
+      key.srcRowUnits ? `_srcRowUnits_strides${key.unitStrides.join('x')}_pads${key.unitBeginPads.join('x')}_neighbourRows${
+                            key.unitNeighbourRows}_neighbourPositions${key.neighbourPositions}` : ''}`;
+}
+
+/**
  * Pass 1, 'blocks' (see WebgpuReductionPlan): one invocation per (split, group, BM × 4 block)
  * of the group's filter matrix, reading both operands straight from the tensors: no workgroup
  * memory and no barrier. Per position an invocation reads its BM diffDst values and its 4 src
@@ -112,29 +179,127 @@ const COMMON_WGSL = `
  * column order and the row sweep are baked in; sizes, strides, dilations, pads, groups, layouts
  * and the split are uniforms (geometryUniforms).
  */
-export class FilterGradientBlocksProgram implements WebGPUProgram {
-  readonly variableNames = ['src', 'diffDst'];
-  readonly uniforms = GEOMETRY_UNIFORMS;
+export class FilterGradientBlocksProgram extends Pass1Program {
+  readonly shaderKey: string;
+  /** All the text is made from. */
+  readonly key: BlocksKey;
+
+  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
+    super(geometry, plan);
+    this.key = blocksKey(geometry, plan);
+    this.shaderKey = blocksShaderKey(this.key);
+  }
+
+  getUserCode(): string {
+    return blocksText(this.key);
+  }
+}
+
+/**
+ * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
+ * rows × T neighbouring taps along the innermost kernel axis) of the filter planes of L
+ * neighbouring diffDst channels (WebgpuReductionPlan.tapLanes: 4, or 1), enumerated with the
+ * group fastest so that neighbouring invocations of a depthwise problem read neighbouring
+ * channels. An invocation walks its split's units of P neighbouring rows of positions (batch × outer
+ * diffDst positions; WebgpuReductionPlan.outputRows); per unit it checks the window's src
+ * rows once and sweeps the innermost positions, reading each diffDst value once for its R · T
+ * sums. Output row p's kernel row r reads src row p · stride + r · dilation, so neighbouring
+ * output rows share src rows (at stride and dilation 1, R − 1 of them).
+ *
+ * The src values sit in a window of (its src rows) × T registers that slides by m taps a position
+ * (m = stride ÷ dilation, baked in): tap t at one position is tap t + m at the one before, so a
+ * position reads (its src rows) · m new src values and P diffDst values for P · R · T products (10
+ * reads for 36 at 3 × 3, stride 1). Each tap's inside range along the row is solved once per
+ * invocation and each src row's once per unit; a window value outside src (a pad, a tap beyond
+ * the kernel) is read from element 0 instead (an index select, no branch). Masked, its products
+ * are skipped (a select, not a multiplication by zero), as the definition does, so NaN and ±Inf
+ * stay exact. Unmasked first (WebgpuReductionPlan.unmaskedFirst), such a value and a diffDst
+ * value past the last row are set to 0 and every product is added: a · 0 adds ±0, which leaves a
+ * sum as it was, unless a factor is ±Inf or NaN, which leaves the sum non-finite; so when every
+ * sum is finite it is the masked one bit for bit, and otherwise the split runs again masked. The
+ * re-run is a second loop over the split's units, not a branch per unit: SwiftShader runs the
+ * body of every `if` and the first iteration of every loop whatever the lanes' conditions (the
+ * lanes it masks off still execute), so a re-run per unit would cost every unit a masked
+ * position and set-up, where one per split costs that once. One loop body serves the whole row, ends and rows that reach into the pads included:
+ * on SwiftShader a load costs far more than the tests and selects, so the window's reads are
+ * what counts, and a second, unmasked body for the middle of the row only makes the shader
+ * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
+ * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
+ * copy of the loop per combination, whose compile time grows with each combination.
+ *
+ * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
+ * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L, the
+ * vec4 diffDst binding and the unmasked first pass are baked in; sizes, strides, dilations, pads, groups, layouts and the
+ * split are uniforms.
+ */
+export class FilterGradientTapsProgram extends Pass1Program {
+  readonly shaderKey: string;
+  /** All the text is made from. */
+  readonly key: TapsKey;
+
+  /** diffDst bound as vec4s where the plan reads it so (src stays f32s). */
+  readonly variableComponents?: number[];
+
+  constructor(geometry: FilterGradientGeometry, plan: WebgpuReductionPlan) {
+    super(geometry, plan);
+    if (plan.diffDstComponents > 1) {
+      this.variableComponents = [1, plan.diffDstComponents];
+    }
+    this.key = tapsKey(plan);
+    this.shaderKey = tapsShaderKey(this.key);
+  }
+
+  getUserCode(): string {
+    return tapsText(this.key);
+  }
+}
+
+/**
+ * Pass 2 when the reduction was split: result[i] = Σ_s partial[s · filterSize + i] (the
+ * partial sums are already in the filter layout).
+ *
+ * Cache key: `ConvBackpropFiltersSumSplits` (plus tfjs's): the split count is a uniform.
+ */
+export class SumSplitsProgram implements WebGPUProgram {
+  readonly variableNames = ['partial'];
+  readonly uniforms = 'splits : i32,';
   readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
   readonly dispatchLayout = {x: [0]};
   dispatch: [number, number, number];
   readonly outputShape: number[];
-  shaderKey: string;
-  private readonly channelsInner: boolean;
+  readonly size = true;
+  shaderKey = 'ConvBackpropFiltersSumSplits';
 
-  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
-    this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [plan.workgroups, 1, 1];
-    this.channelsInner = geometry.dataFormat === 'NXC';
-    this.shaderKey = `ConvBackpropFiltersBlocks_${plan.blockRows}x${BLOCK_COLUMNS}_${
-        this.channelsInner ? 'channelsInner' : 'kernelInner'}${plan.rowSweep ? '_rows' : ''}`;
+  constructor(filterSize: number, private readonly splits: number) {
+    this.outputShape = [filterSize];
+    this.dispatch = [Math.ceil(filterSize / WORKGROUP_INVOCATIONS), 1, 1];
+  }
+
+  programUniforms(): ProgramUniform[] {
+    return [{type: 'int32', data: [this.splits]}];
   }
 
   getUserCode(): string {
-    const BM = this.plan.blockRows;
+    return `
+  fn main(index : i32) {
+    if (index < uniforms.size) {
+      var sum = 0.0;
+      for (var s = 0; s < uniforms.splits; s = s + 1) {
+        sum = sum + partial[s * uniforms.size + index];
+      }
+      result[index] = sum;
+    }
+  }
+`;
+  }
+}
+
+/** FilterGradientBlocksProgram's text, from its key alone (once per key). */
+const blocksText = textPerKey((key: BlocksKey): string => {
+    const BM = key.blockRows;
     const rows = [...Array(BM).keys()];
     const cols = [...Array(BLOCK_COLUMNS).keys()];
-    const columnOf = this.channelsInner ?
+    const columnOf = key.channelsInner ?
         (j: number) => `let sc${j} = column${j} % SC; let k${j} = column${j} / SC;` :
         (j: number) => `let k${j} = column${j} % uniforms.kernel.w; let sc${j} = column${j} / uniforms.kernel.w;`;
     // One position's products: the columns' src values b0…b3 (read above) times each row's
@@ -182,7 +347,7 @@ export class FilterGradientBlocksProgram implements WebGPUProgram {
     }`).join('\n    ')}
   }
 `;
-    if (!this.plan.rowSweep) {
+    if (!key.rowSweep) {
       return `${header}
     ${cols.map(j => `let offset${j} = select(vec3<i32>(FAR), kernel${j} * uniforms.dilations.xyz, valid${j});
     let columnSrc${j} = (g * SC + sc${j}) * uniforms.srcSteps.w + dot(kernel${j} * uniforms.dilations.xyz, uniforms.srcSteps.xyz);`).join('\n    ')}
@@ -262,79 +427,18 @@ ${store}`;
       }
     }
 ${store}`;
-  }
-}
+});
 
-/**
- * Pass 1, 'taps' (see WebgpuReductionPlan): one invocation per (split, R neighbouring kernel
- * rows × T neighbouring taps along the innermost kernel axis) of the filter planes of L
- * neighbouring diffDst channels (WebgpuReductionPlan.tapLanes: 4, or 1), enumerated with the
- * group fastest so that neighbouring invocations of a depthwise problem read neighbouring
- * channels. An invocation walks its split's units of P neighbouring rows of positions (batch × outer
- * diffDst positions; WebgpuReductionPlan.outputRows); per unit it checks the window's src
- * rows once and sweeps the innermost positions, reading each diffDst value once for its R · T
- * sums. Output row p's kernel row r reads src row p · stride + r · dilation, so neighbouring
- * output rows share src rows (at stride and dilation 1, R − 1 of them).
- *
- * The src values sit in a window of (its src rows) × T registers that slides by m taps a position
- * (m = stride ÷ dilation, baked in): tap t at one position is tap t + m at the one before, so a
- * position reads (its src rows) · m new src values and P diffDst values for P · R · T products (10
- * reads for 36 at 3 × 3, stride 1). Each tap's inside range along the row is solved once per
- * invocation and each src row's once per unit; a window value outside src (a pad, a tap beyond
- * the kernel) is read from element 0 instead (an index select, no branch). Masked, its products
- * are skipped (a select, not a multiplication by zero), as the definition does, so NaN and ±Inf
- * stay exact. Unmasked first (WebgpuReductionPlan.unmaskedFirst), such a value and a diffDst
- * value past the last row are set to 0 and every product is added: a · 0 adds ±0, which leaves a
- * sum as it was, unless a factor is ±Inf or NaN, which leaves the sum non-finite; so when every
- * sum is finite it is the masked one bit for bit, and otherwise the split runs again masked. The
- * re-run is a second loop over the split's units, not a branch per unit: SwiftShader runs the
- * body of every `if` and the first iteration of every loop whatever the lanes' conditions (the
- * lanes it masks off still execute), so a re-run per unit would cost every unit a masked
- * position and set-up, where one per split costs that once. One loop body serves the whole row, ends and rows that reach into the pads included:
- * on SwiftShader a load costs far more than the tests and selects, so the window's reads are
- * what counts, and a second, unmasked body for the middle of the row only makes the shader
- * bigger and slower. The masks combine with `&`, not `&&`: a short-circuit operator inside the
- * loop is a branch on a loop-invariant condition, which SwiftShader's compiler unswitches into a
- * copy of the loop per combination (14 s to compile the 3 × 3 shader; larger ones did not finish).
- *
- * Cache key: `ConvBackpropFiltersTaps<R>x<T>_shift<m>_rows<P>[s<stride>d<dilation>]_lanes<L>[_vec4DiffDst][_unmaskedFirst]`
- * (plus tfjs's): R (1-16), T (1-4), m, P (with the rows' stride and dilation when P > 1), L, the
- * vec4 diffDst binding and the unmasked first pass are baked in; sizes, strides, dilations, pads, groups, layouts and the
- * split are uniforms.
- */
-export class FilterGradientTapsProgram implements WebGPUProgram {
-  readonly variableNames = ['src', 'diffDst'];
-  readonly uniforms = GEOMETRY_UNIFORMS;
-  readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
-  readonly dispatchLayout = {x: [0]};
-  dispatch: [number, number, number];
-  readonly outputShape: number[];
-  shaderKey: string;
-
-  /** diffDst bound as vec4s where the plan reads it so (src stays f32s). */
-  readonly variableComponents?: number[];
-
-  constructor(geometry: FilterGradientGeometry, private readonly plan: WebgpuReductionPlan) {
-    this.outputShape = [plan.splits * geometry.filterSize];
-    this.dispatch = [plan.workgroups, 1, 1];
-    if (plan.diffDstComponents > 1) {
-      this.variableComponents = [1, plan.diffDstComponents];
-    }
-    this.shaderKey = `ConvBackpropFiltersTaps${plan.tapRows}x${plan.taps}_shift${plan.tapShift}_rows${plan.outputRows}${
-        plan.outputRows > 1 ? `s${plan.rowStride}d${plan.rowDilation}` : ''}_lanes${plan.tapLanes}${
-        plan.diffDstComponents > 1 ? '_vec4DiffDst' : ''}${plan.unmaskedFirst ? '_unmaskedFirst' : ''}${
-        plan.srcRowUnits ? `_srcRowUnits_strides${plan.unitStrides.join('x')}_pads${plan.unitBeginPads.join('x')}_neighbourRows${plan.unitNeighbourRows}_neighbourPositions${plan.neighbourPositions}` : ''}`;
-  }
-
-  getUserCode(): string {
-    const T = this.plan.taps;
-    const R = this.plan.tapRows;
-    const P = this.plan.outputRows;
-    const m = this.plan.tapShift;
+/** FilterGradientTapsProgram's text, from its key alone (once per key). */
+const tapsText = textPerKey((key: TapsKey): string => {
+    const T = key.taps;
+    const R = key.tapRows;
+    const P = key.outputRows;
+    const m = key.tapShift;
     // A diffDst value, a sum and a product hold the invocation's L neighbouring diffDst channels
     // (f32 for one, vecL for several: one vec4 read, element index / 4, where diffDst is bound as
     // vec4s, else L reads of neighbouring elements); src values are scalars.
-    const L = this.plan.tapLanes;
+    const L = key.tapLanes;
     const lanes = [...Array(L).keys()];
     const V = L === 1 ? 'f32' : `vec${L}<f32>`;
     const zero = `${V}(0.0)`;
@@ -345,7 +449,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // rows of neighbouring output rows coinciding; windowRow(p, r) is its index. The plan bakes in
     // stride and dilation when P > 1; with P = 1 (both 1 in the plan) the offset of window row r
     // takes the dilation from the uniforms.
-    const {rowStride, rowDilation} = this.plan;
+    const {rowStride, rowDilation} = key;
     const rowOffsets = [...new Set(outputRows.flatMap(p => kernelRows.map(r => p * rowStride + r * rowDilation)))].sort((a, b) => a - b);
     const srcRows = [...rowOffsets.keys()];
     const windowRow = (p: number, r: number) => rowOffsets.indexOf(p * rowStride + r * rowDilation);
@@ -408,11 +512,11 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // in left<p>, and the one after, read ahead into right<p> and carried into a<p>), which a
     // row's first and last positions do not have: those are written out apart from the loop,
     // without the products of the missing neighbour.
-    const [S, positionStride] = this.plan.unitStrides;
-    const [padY, padX] = this.plan.unitBeginPads;
+    const [S, positionStride] = key.unitStrides;
+    const [padY, padX] = key.unitBeginPads;
     const before = (neighbours: Neighbours) => neighbours === 'before' || neighbours === 'both';
     const after = (neighbours: Neighbours) => neighbours === 'after' || neighbours === 'both';
-    const {unitNeighbourRows, neighbourPositions} = this.plan;
+    const {unitNeighbourRows, neighbourPositions} = key;
     const unitRows = [...(before(unitNeighbourRows) ? [-1] : []), ...outputRows, ...(after(unitNeighbourRows) ? [P] : [])];
     const rowName = (p: number) => p < 0 ? 'Prior' : p >= P ? 'Next' : `${p}`;
     const rowValid = (p: number) => p < 0 ? 'hasRowBefore' : p >= P ? 'hasRowAfter' : null;
@@ -490,7 +594,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
   ${COMMON_WGSL}
   const MAX_FINITE = 3.4028234e38;  // just under f32's largest: a sum at the largest re-runs, which is only slower
   fn diffDstValues(i : i32) -> ${V} {
-    return ${L === 1 ? 'diffDst[i]' : this.plan.diffDstComponents === 4 ? 'diffDst[i >> 2u]' :
+    return ${L === 1 ? 'diffDst[i]' : key.diffDstComponents === 4 ? 'diffDst[i >> 2u]' :
                                     `${V}(${lanes.map(j => `diffDst[i${j === 0 ? '' : ` + ${j}`}]`).join(', ')})`};
   }
   fn main(index : i32) {
@@ -541,7 +645,7 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     // A unit of the reduction: ${P} neighbouring rows of positions (batch, outer diffDst positions).
     let rowStart = split * uniforms.work.y;
     let rowEnd = min(rowStart + uniforms.work.y, uniforms.work.x);
-    ${this.plan.srcRowUnits ? srcRowUnitLoop() : this.plan.unmaskedFirst ? `${unitLoop('rowEnd', false)}
+    ${key.srcRowUnits ? srcRowUnitLoop() : key.unmaskedFirst ? `${unitLoop('rowEnd', false)}
     // Pads and rows past the image added a · 0: exact unless a factor was ±Inf or NaN, which
     // leaves a sum non-finite (as does a large finite sum that overflowed): then the split runs
     // again, each product tested.
@@ -558,45 +662,4 @@ export class FilterGradientTapsProgram implements WebGPUProgram {
     }`, '\n    ')}
   }
 `;
-  }
-}
-
-/**
- * Pass 2 when the reduction was split: result[i] = Σ_s partial[s · filterSize + i] (the
- * partial sums are already in the filter layout).
- *
- * Cache key: `ConvBackpropFiltersSumSplits` (plus tfjs's): the split count is a uniform.
- */
-export class SumSplitsProgram implements WebGPUProgram {
-  readonly variableNames = ['partial'];
-  readonly uniforms = 'splits : i32,';
-  readonly workgroupSize: [number, number, number] = [WORKGROUP_INVOCATIONS, 1, 1];
-  readonly dispatchLayout = {x: [0]};
-  dispatch: [number, number, number];
-  readonly outputShape: number[];
-  readonly size = true;
-  shaderKey = 'ConvBackpropFiltersSumSplits';
-
-  constructor(filterSize: number, private readonly splits: number) {
-    this.outputShape = [filterSize];
-    this.dispatch = [Math.ceil(filterSize / WORKGROUP_INVOCATIONS), 1, 1];
-  }
-
-  programUniforms(): ProgramUniform[] {
-    return [{type: 'int32', data: [this.splits]}];
-  }
-
-  getUserCode(): string {
-    return `
-  fn main(index : i32) {
-    if (index < uniforms.size) {
-      var sum = 0.0;
-      for (var s = 0; s < uniforms.splits; s = s + 1) {
-        sum = sum + partial[s * uniforms.size + index];
-      }
-      result[index] = sum;
-    }
-  }
-`;
-  }
-}
+});

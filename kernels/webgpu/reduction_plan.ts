@@ -1,5 +1,6 @@
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
+import {tunedProfile, tuningFlag} from '../../src/tuning_flags';
+
 
 /**
  * How the webgpu kernel lays the canonical computation out over invocations.
@@ -16,7 +17,7 @@ import {tuningFlag} from '../../src/tuning_flags';
  * multiple of 4 of them, a 'taps' invocation takes L = 4 neighbouring diffDst channels, so one
  * src window serves 4 filter planes: a 3 × 3, stride-1 step over 2 rows then reads 4 src and
  * 2 × 4 diffDst values for 72 products, where a block reads 12 for 32. That is the plan for
- * every layer with a kernel window of at least MIN_WINDOW_TAPS taps in its two innermost axes;
+ * every layer with a kernel window of at least the profile's minWindowTaps taps in its two innermost axes;
  * 'blocks' keeps pointwise (1 × 1) layers, layouts with channels outermost (NCX) and channel
  * counts not a multiple of 4; and groups with fewer than 4 rows (depthwise: 1 × Kvol), where a
  * block would mostly compute padding, take 'taps' with L = 1. Either way, when the filter gives
@@ -27,7 +28,7 @@ export interface WebgpuReductionPlan {
   readonly mode: 'blocks' | 'taps';
   /** 'taps': neighbouring taps of the innermost kernel axis per invocation (T, 1-4). */
   readonly taps: number;
-  /** 'taps': neighbouring rows of the second-innermost kernel axis per invocation (R: R · T ≤ MAX_TAP_SUMS). */
+  /** 'taps': neighbouring rows of the second-innermost kernel axis per invocation (R: R · T ≤ maxTapSums). */
   readonly tapRows: number;
   /**
    * 'taps': how many taps the window moves from one position to the next (m = stride ÷ dilation
@@ -36,8 +37,8 @@ export interface WebgpuReductionPlan {
   readonly tapShift: number;
   /**
    * 'taps': neighbouring rows of positions (along the second-innermost diffDst axis) per reduction
-   * unit, P: TAP_OUTPUT_ROWS, LANE_TAP_OUTPUT_ROWS when L > 1 (at most the height) where stride and dilation along that axis are
-   * at most MAX_SHARED_ROW_STEP (1 when L > 1) and R covers the kernel's rows, so their src rows overlap (output
+   * unit, P: the profile's tapOutputRows, laneTapOutputRows when L > 1 (at most the height) where stride and dilation along that axis are
+   * at most the profile's maxSharedRowStep (1 when L > 1) and R covers the kernel's rows, so their src rows overlap (output
    * row p's kernel row r reads src row p · stride + r · dilation: P + R − 1 window rows for P · R
    * rows of products at stride and dilation 1, 2P + R − 2 at stride 2); else 1.
    */
@@ -46,7 +47,7 @@ export interface WebgpuReductionPlan {
   readonly rowStride: number;
   readonly rowDilation: number;
   /**
-   * 'taps': neighbouring diffDst channels per invocation (L: TAP_LANES where diffDst channels
+   * 'taps': neighbouring diffDst channels per invocation (L: the profile's tapLanes where diffDst channels
    * are innermost and a group's divide by it, else 1); its diffDst values, products and
    * sums are vecL, its src window scalars.
    */
@@ -112,95 +113,115 @@ export interface WebgpuReductionPlan {
 export type Neighbours = 'none' | 'before' | 'after' | 'both';
 
 export const WORKGROUP_INVOCATIONS = 64;
-/**
- * Workgroups pass 1 spreads its invocations over at least (when it has 4 for each): a CPU
- * adapter runs a workgroup on one thread, so 64 invocations in one workgroup run on one core.
- * Two keep this machine's two SwiftShader threads busy, and more, smaller workgroups cost more
- * here than they spread (docs/webgpu.md); a CPU adapter with more threads wants as many.
- */
-const MIN_WORKGROUPS = 2;
-/** Invocations a workgroup takes at least, and their multiple: SwiftShader runs invocations in groups of 4 lanes. */
-const MIN_WORKGROUP_SHARE = 4;
-/**
- * Columns of a block. 8 × 8 blocks (16 loads for 64 products) never finished compiling on
- * SwiftShader (its shader compiler ran past Chromium's GPU watchdog and the device was lost).
- */
+/** Columns of a block (baked into the blocks program). */
 export const BLOCK_COLUMNS = 4;
-/** Tuning flag: the shortest row of positions 'blocks' sweeps (default MIN_SWEPT_ROW; 0: always, a huge value: never). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW = 'CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW';
+
 /**
- * 'blocks' sweeps rows of at least this many positions (after sweptAxes merges pointwise axes)
- * and walks the positions one by one below it: a swept row pays its set-up (row coordinates,
- * per-column row tests, three stretches) once, which short rows (MNIST's 8 to 11 positions at
- * 5×5 and 3×3) do not win back.
+ * The thresholds the webgpu planner reads. DEFAULT_WEBGPU_PROFILE holds the values tuned on
+ * SwiftShader's Vulkan (a CPU adapter: invocations run as 4-lane groups on a few threads;
+ * docs/webgpu.md gives the figures); a device with other costs gets its own profile.
  */
-const MIN_SWEPT_ROW = 12;
+export interface WebgpuProfile {
+  /**
+   * Workgroups pass 1 spreads its invocations over at least (when it has minWorkgroupShare for
+   * each): a CPU adapter runs a workgroup on one thread, so 64 invocations in one workgroup run
+   * on one core; the adapter's thread count is the value (2 on this machine's SwiftShader).
+   */
+  readonly minWorkgroups: number;
+  /** Invocations a workgroup takes at least, and their multiple: the adapter's lane group (4 on SwiftShader). */
+  readonly minWorkgroupShare: number;
+  /**
+   * 'blocks' sweeps rows of at least this many positions (after sweptAxes merges pointwise axes)
+   * and walks shorter rows position by position: a swept row pays its set-up (row coordinates,
+   * per-column row tests, three stretches) once, which short rows do not win back.
+   */
+  readonly minSweptRow: number;
+  /**
+   * Rows of positions a 'taps' unit over one diffDst channel takes (P): 4 rows of a 3 × 3 kernel
+   * share a window of 6 src rows, 6 src and 4 diffDst reads a position for 36 products.
+   */
+  readonly tapOutputRows: number;
+  /** Rows of positions a 'taps' unit over 4 diffDst channels takes (more spill its 4-wide sums). */
+  readonly laneTapOutputRows: number;
+  /**
+   * The largest stride or dilation along the rows' axis for which a one-channel 'taps' unit takes
+   * P rows (over 4 channels, 1: a stride-2 unit's window rows with 4 sums a tap spill).
+   */
+  readonly maxSharedRowStep: number;
+  /** Whether layers whose src tiles into strides of diffDst run in units of src rows (srcRowUnitRows). */
+  readonly srcRowUnits: boolean;
+  /** Rows of positions a unit of src rows takes at most: an image up to this height is one unit. */
+  readonly maxSrcRowUnitRows: number;
+  /** Rows of positions a unit of src rows takes in taller images, where they divide the height. */
+  readonly midImageUnitRows: number;
+  /** Whether layers with a kernel window run as 'taps' over tapLanes diffDst channels. */
+  readonly laneTaps: boolean;
+  /**
+   * The fewest taps (kernel height × width, innermost two axes) for which 'taps' over 4 diffDst
+   * channels replaces 'blocks': per product it reads (P · 4 + window rows · m) / (P · R · T · 4)
+   * values (0.17 at 3 × 3, stride 1, P = 2), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the
+   * window has nothing to share and reads more than the block.
+   */
+  readonly minWindowTaps: number;
+  /** diffDst channels per 'taps' invocation where they share a window (L; the programs' vec4). */
+  readonly tapLanes: number;
+  /** Whether an invocation's tapLanes diffDst channels are read as one vec4. */
+  readonly vec4Reads: boolean;
+  /** Whether 'taps' may run its products unmasked first where the plan chooses to (unmaskedFirst). */
+  readonly unmaskedFirst: boolean;
+  /** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
+  readonly minBlockRows: number;
+  /**
+   * Invocations a split aims at before the reduction is split further: every split adds its
+   * partial filter to the second pass. A CPU adapter wants enough to keep its threads busy; a
+   * discrete GPU wants more in flight: this is the value to raise there.
+   */
+  readonly targetInvocations: number;
+  /** A split sums at least this many products per output, so the second pass stays small. */
+  readonly minProductsPerSplit: number;
+  readonly maxSplits: number;
+  /** Taps per 'taps' invocation at most along the innermost kernel axis. */
+  readonly maxTaps: number;
+  /**
+   * Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers:
+   * 16 keeps a 5 × 5 kernel in blocks of 5 rows × 3 + 2 taps (all its rows, so a unit's output
+   * rows share the window) and a 7 × 7 one in 4 + 3 rows × 4 + 3 taps.
+   */
+  readonly maxTapSums: number;
+}
+
+/** Today's thresholds, tuned on SwiftShader's Vulkan in Chromium. */
+export const DEFAULT_WEBGPU_PROFILE: WebgpuProfile = Object.freeze({
+  minWorkgroups: 2, minWorkgroupShare: 4, minSweptRow: 12, tapOutputRows: 4, laneTapOutputRows: 2, maxSharedRowStep: 2,
+  srcRowUnits: true, maxSrcRowUnitRows: 8, midImageUnitRows: 4, laneTaps: true, minWindowTaps: 4, tapLanes: 4,
+  vec4Reads: true, unmaskedFirst: true, minBlockRows: 4, targetInvocations: 2048, minProductsPerSplit: 256, maxSplits: 256,
+  maxTaps: 4, maxTapSums: 16,
+});
+
 /**
- * Tuning flag: rows of positions a 'taps' reduction unit takes at most (default 0: the plan's
- * TAP_OUTPUT_ROWS or LANE_TAP_OUTPUT_ROWS; 1 turns the shared rows off).
+ * The tuning flags (tfjs flags the benches set with `--variant FLAG=VALUE`) and the profile field
+ * each sets (tunedWebgpuProfile; a boolean field takes 1 or 0). Besides these,
+ * CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, when not 0, sets both tapOutputRows and
+ * laneTapOutputRows (1 turns the shared rows off).
  */
+export const WEBGPU_TUNING_FLAGS = Object.freeze({
+  minSweptRow: 'CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW',
+  srcRowUnits: 'CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS',
+  targetInvocations: 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS',
+  unmaskedFirst: 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST',
+  vec4Reads: 'CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS',
+  laneTaps: 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS',
+});
+export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = WEBGPU_TUNING_FLAGS.unmaskedFirst;
+export const CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS = WEBGPU_TUNING_FLAGS.vec4Reads;
 export const CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS = 'CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS';
-/**
- * Rows of positions a 'taps' unit over one diffDst channel takes (see outputRows): 4 rows
- * of a 3 × 3 kernel share a window of 6 src rows, 6 src and 4 diffDst reads a position for 36
- * products; on SwiftShader more rows are no faster.
- */
-const TAP_OUTPUT_ROWS = 4;
-/** Rows of positions a 'taps' unit over 4 diffDst channels takes (more spill its 4-wide sums). */
-const LANE_TAP_OUTPUT_ROWS = 2;
-/**
- * The largest stride or dilation along the rows' axis for which a 'taps' unit with L = 1 takes
- * P rows (with L = 4, 1: the 9 window rows of a stride-2 unit with 4 sums per tap spill on
- * SwiftShader, and one row a unit is faster).
- */
-const MAX_SHARED_ROW_STEP = 2;
-/** Tuning flag: 1 (the default) runs the 'taps' layers srcRowUnitRows takes in units of src rows; 0 never. */
-export const CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS = 'CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS';
-/** Rows of positions a unit of src rows takes at most: an image up to this height is one unit. */
-const MAX_SRC_ROW_UNIT_ROWS = 8;
-/**
- * Rows of positions a unit of src rows takes in taller images, where they divide the height: on
- * SwiftShader 4 rows and their neighbouring one run faster than 8 and theirs, and 2 no faster
- * than 8 (docs/webgpu.md).
- */
-const MID_IMAGE_UNIT_ROWS = 4;
-/** Tuning flag: the invocations a split aims at (default TARGET_INVOCATIONS). */
-export const CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS = 'CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS';
-/** Tuning flag: 1 (the default) lets 'taps' run its products unmasked first where the plan chooses to (unmaskedFirst); 0 never does. */
-export const CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST = 'CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST';
-/** Tuning flag: 1 (the default) reads an invocation's 4 diffDst channels at once where 'taps' takes 4 (diffDstComponents); 0 as 4 f32s. */
-export const CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS = 'CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS';
-/** Tuning flag: 1 (the default) runs layers with a kernel window as 'taps' over 4 diffDst channels; 0 keeps them in 'blocks'. */
-export const CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS = 'CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS';
-/**
- * The fewest taps (kernel height × width, innermost two axes) for which 'taps' over 4 diffDst
- * channels replaces 'blocks': per product it reads (P · 4 + window rows · m) / (P · R · T · 4)
- * values (0.17 at 3 × 3, stride 1, P = 2), a block (BM + 4) / (4 · BM) (0.375); at 1 × 1 the window
- * has nothing to share and reads more than the block.
- */
-const MIN_WINDOW_TAPS = 4;
-/** diffDst channels per 'taps' invocation where they can share a window (L). */
-const TAP_LANES = 4;
-/** Rows of a group below which 'taps' computes less padding than 4-row blocks. */
-const MIN_BLOCK_ROWS = 4;
-/**
- * Invocations to aim for before the reduction is split further: every split adds its partial
- * filter to the second pass, and on SwiftShader (a few CPU threads running 4-lane invocation
- * groups) 2K invocations keep every thread busy while more splits cost more than they spread.
- * A discrete GPU wants more in flight; this is the one constant to raise there.
- */
-const TARGET_INVOCATIONS = 2048;
-/** A split sums at least this many products per output, so the second pass stays small. */
-const MIN_PRODUCTS_PER_SPLIT = 256;
-const MAX_SPLITS = 256;
-/** Taps per 'taps' invocation at most along the innermost kernel axis. */
-const MAX_TAPS = 4;
-/**
- * Sums per 'taps' invocation at most (R rows × T taps), each with its window value in registers:
- * 16 keeps a 5 × 5 kernel in blocks of 5 rows × 3 + 2 taps (all its rows, so a unit's output
- * rows share the window) and a 7 × 7 one in 4 + 3 rows × 4 + 3 taps.
- */
-const MAX_TAP_SUMS = 16;
+
+/** `base` with the tuning flags applied (each registered with the base's value). */
+export function tunedWebgpuProfile(base: WebgpuProfile = DEFAULT_WEBGPU_PROFILE): WebgpuProfile {
+  const tuned = tunedProfile(base, WEBGPU_TUNING_FLAGS);
+  const outputRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0);
+  return outputRows === 0 ? tuned : Object.freeze({...tuned, tapOutputRows: outputRows, laneTapOutputRows: outputRows});
+}
 
 /**
  * The spatial axes the programs walk: the geometry's, with neighbouring axes on which the
@@ -225,7 +246,7 @@ export function sweptAxes(geometry: FilterGradientGeometry): SpatialAxis[] {
   return axes;
 }
 
-export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuReductionPlan {
+export function planWebgpuReduction(geometry: FilterGradientGeometry, profile: WebgpuProfile = tunedWebgpuProfile()): WebgpuReductionPlan {
   const rows = geometry.diffDst.channelsPerGroup;
   const kernelVolume = geometry.axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
   const columns = geometry.src.channelsPerGroup * kernelVolume;
@@ -235,42 +256,47 @@ export function planWebgpuReduction(geometry: FilterGradientGeometry): WebgpuRed
   const swept = sweptAxes(geometry);
   const rowLength = swept[swept.length - 1].diffDstSize;
   const [, height, width] = spatialAxesAs3d(swept);
-  const targetInvocations = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TARGET_INVOCATIONS, TARGET_INVOCATIONS);
-  const laneTaps = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_LANE_TAPS, 1) !== 0 && geometry.diffDst.channelStride === 1 &&
-      rows % TAP_LANES === 0 && height.kernelSize * width.kernelSize >= MIN_WINDOW_TAPS;
-  if (rows >= MIN_BLOCK_ROWS && !laneTaps) {
+  const targetInvocations = profile.targetInvocations;
+  const laneTaps = profile.laneTaps && geometry.diffDst.channelStride === 1 &&
+      rows % profile.tapLanes === 0 && height.kernelSize * width.kernelSize >= profile.minWindowTaps;
+  if (rows >= profile.minBlockRows && !laneTaps) {
     const blockRows = rows >= 8 ? 8 : 4;
-    const rowSweep = rowLength >= tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_MIN_SWEPT_ROW, MIN_SWEPT_ROW);
+    const rowSweep = rowLength >= profile.minSweptRow;
     const blocksPerSplit = geometry.groups * Math.ceil(rows / blockRows) * Math.ceil(columns / BLOCK_COLUMNS);
     const reductionRows = rowSweep ? reduction / rowLength : reduction;
     const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
-                                         Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowSweep ? rowLength : 1)));
+                                         Math.ceil(profile.minProductsPerSplit / (rowSweep ? rowLength : 1)), profile.maxSplits);
     return {mode: 'blocks', taps: 1, tapRows: 1, tapShift: 1, outputRows: 1, rowStride: 1, rowDilation: 1, tapLanes: 1, diffDstComponents: 1, unmaskedFirst: false, srcRowUnits: false, unitStrides: [1, 1], unitBeginPads: [0, 0], unitNeighbourRows: 'none', neighbourPositions: 'none', blockRows, rowSweep, blocksPerSplit, reductionRows, splits, rowsPerSplit,
-            ...workgroupsOf(blocksPerSplit, splits)};
+            ...workgroupsOf(blocksPerSplit, splits, profile)};
   }
-  const taps = evenBlock(width.kernelSize, MAX_TAPS);
-  const tapRows = evenBlock(height.kernelSize, Math.floor(MAX_TAP_SUMS / taps));
+  const taps = evenBlock(width.kernelSize, profile.maxTaps);
+  const tapRows = evenBlock(height.kernelSize, Math.floor(profile.maxTapSums / taps));
   const tapShift = width.stride % width.dilation === 0 ? Math.min(taps, width.stride / width.dilation) : taps;
-  const tapLanes = laneTaps ? TAP_LANES : 1;
+  const tapLanes = laneTaps ? profile.tapLanes : 1;
   const blocksPerSplit = geometry.filterSize / (width.kernelSize * height.kernelSize) / tapLanes *
       Math.ceil(width.kernelSize / taps) * Math.ceil(height.kernelSize / tapRows);
-  const maxRowStep = tapLanes === 1 ? MAX_SHARED_ROW_STEP : 1;
+  const maxRowStep = tapLanes === 1 ? profile.maxSharedRowStep : 1;
   const pairable = height.stride <= maxRowStep && height.dilation <= maxRowStep && tapRows === height.kernelSize;
-  const wantedRows = tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_TAP_OUTPUT_ROWS, 0) || (tapLanes > 1 ? LANE_TAP_OUTPUT_ROWS : TAP_OUTPUT_ROWS);
+  const wantedRows = tapLanes > 1 ? profile.laneTapOutputRows : profile.tapOutputRows;
   const srcRowRows = tapLanes === 1 && tapRows === height.kernelSize && taps === width.kernelSize ?
-      srcRowUnitRows(height, width) : 0;
+      srcRowUnitRows(height, width, profile) : 0;
   const unitNeighbourRows = srcRowRows > 0 && srcRowRows < height.diffDstSize ? neighboursOf(height) ?? 'none' : 'none';
   const outputRows = srcRowRows || (pairable ? Math.max(1, Math.min(wantedRows, height.diffDstSize)) : 1);
   const reductionRows = reduction / rowLength / height.diffDstSize * Math.ceil(height.diffDstSize / outputRows);
   const {splits, rowsPerSplit} = split(reductionRows, Math.ceil(targetInvocations / blocksPerSplit),
-                                       Math.ceil(MIN_PRODUCTS_PER_SPLIT / (rowLength * outputRows)));
+                                       Math.ceil(profile.minProductsPerSplit / (rowLength * outputRows)), profile.maxSplits);
   return {mode: 'taps', taps, tapRows, tapShift, outputRows, rowStride: outputRows > 1 ? height.stride : 1,
           rowDilation: outputRows > 1 ? height.dilation : 1, tapLanes,
-          diffDstComponents: tapLanes > 1 && tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_VEC4_READS, 1) !== 0 ? 4 : 1,
-          unmaskedFirst: tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_UNMASKED_FIRST, 1) !== 0 && (tapLanes > 1 || tapShift === 1) && !srcRowRows,
+          diffDstComponents: tapLanes > 1 && profile.vec4Reads ? 4 : 1,
+          unmaskedFirst: profile.unmaskedFirst && (tapLanes > 1 || tapShift === 1) && !srcRowRows,
           srcRowUnits: srcRowRows > 0, unitStrides: srcRowRows > 0 ? [height.stride, width.stride] : [1, 1], unitBeginPads: srcRowRows > 0 ? [height.padBegin, width.padBegin] : [0, 0], unitNeighbourRows,
           neighbourPositions: srcRowRows > 0 && width.diffDstSize > 1 ? neighboursOf(width) ?? 'none' : 'none', blockRows: 1, rowSweep: true, blocksPerSplit, reductionRows, splits, rowsPerSplit,
-          ...workgroupsOf(blocksPerSplit, splits)};
+          ...workgroupsOf(blocksPerSplit, splits, profile)};
+}
+
+/** The plan as the verbose line prints it: the mode, units of src rows where it takes them, the splits. */
+export function webgpuPlanSummary(plan: WebgpuReductionPlan): string {
+  return `${plan.mode}${plan.srcRowUnits ? ' src-row-units' : ''} splits=${plan.splits}`;
 }
 
 /**
@@ -300,20 +326,20 @@ function neighboursOf(axis: SpatialAxis): Neighbours | null {
  * at stride 1 with pads of 1), units of src rows read each src value once and each diffDst
  * value once, plus the neighbouring rows' where a unit is not the whole image: a stride-2 3 × 3
  * unit of 4 rows reads 16 src and 4 diffDst values a position for 33 products. P is the image's
- * height up to MAX_SRC_ROW_UNIT_ROWS (no neighbouring rows), else MID_IMAGE_UNIT_ROWS or the
- * largest divisor of the height up to MAX_SRC_ROW_UNIT_ROWS (a unit never runs past its image;
+ * height up to maxSrcRowUnitRows (no neighbouring rows), else midImageUnitRows or the
+ * largest divisor of the height up to maxSrcRowUnitRows (a unit never runs past its image;
  * fewer rows would read the neighbouring rows for too few of their own). At stride 1 along the
  * rows, the neighbouring rows would read as many values as the window does, so only images up to
- * MAX_SRC_ROW_UNIT_ROWS high, one unit each, take units of src rows.
+ * maxSrcRowUnitRows high, one unit each, take units of src rows.
  */
-function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis): number {
+function srcRowUnitRows(height: SpatialAxis, width: SpatialAxis, profile: WebgpuProfile): number {
   const tiles = (axis: SpatialAxis) => axis.dilation === 1 && axis.srcSize === axis.stride * axis.diffDstSize && neighboursOf(axis) !== null;
-  if (tuningFlag(CONV_BACKPROP_FILTERS_WEBGPU_SRC_ROW_UNITS, 1) === 0 || !tiles(height) || !tiles(width) ||
-      (height.stride === 1 && height.diffDstSize > MAX_SRC_ROW_UNIT_ROWS)) {
+  const {maxSrcRowUnitRows, midImageUnitRows} = profile;
+  if (!profile.srcRowUnits || !tiles(height) || !tiles(width) || (height.stride === 1 && height.diffDstSize > maxSrcRowUnitRows)) {
     return 0;
   }
-  const unitRows = [MID_IMAGE_UNIT_ROWS, ...Array.from({length: MAX_SRC_ROW_UNIT_ROWS - MID_IMAGE_UNIT_ROWS}, (_, i) => MAX_SRC_ROW_UNIT_ROWS - i)];
-  return height.diffDstSize <= MAX_SRC_ROW_UNIT_ROWS ? height.diffDstSize :
+  const unitRows = [midImageUnitRows, ...Array.from({length: maxSrcRowUnitRows - midImageUnitRows}, (_, i) => maxSrcRowUnitRows - i)];
+  return height.diffDstSize <= maxSrcRowUnitRows ? height.diffDstSize :
                                                        unitRows.find(rows => height.diffDstSize % rows === 0) ?? 0;
 }
 
@@ -325,21 +351,21 @@ function evenBlock(size: number, max: number): number {
 /**
  * Pass 1's workgroups: the splits' invocations one after another, split after split, spread
  * evenly over the workgroups, as many a workgroup as fit (WORKGROUP_INVOCATIONS) but over at
- * least MIN_WORKGROUPS workgroups where there are enough invocations for 4 each. Packed, a split
+ * least the profile's minWorkgroups workgroups where there are enough invocations for minWorkgroupShare each. Packed, a split
  * of 8 filter planes does not leave 56 invocations of its own workgroup idle (SwiftShader pays
  * for each workgroup it starts, busy or not); spread, 64 invocations do not all land in one
  * workgroup, which one thread runs alone.
  */
-function workgroupsOf(blocksPerSplit: number, splits: number) {
+function workgroupsOf(blocksPerSplit: number, splits: number, profile: WebgpuProfile) {
   const invocations = blocksPerSplit * splits;
-  const workgroups = Math.max(Math.ceil(invocations / WORKGROUP_INVOCATIONS),
-                              Math.min(MIN_WORKGROUPS, Math.ceil(invocations / MIN_WORKGROUP_SHARE)));
-  const invocationsPerWorkgroup = Math.ceil(invocations / workgroups / MIN_WORKGROUP_SHARE) * MIN_WORKGROUP_SHARE;
+  const share = profile.minWorkgroupShare;
+  const workgroups = Math.max(Math.ceil(invocations / WORKGROUP_INVOCATIONS), Math.min(profile.minWorkgroups, Math.ceil(invocations / share)));
+  const invocationsPerWorkgroup = Math.ceil(invocations / workgroups / share) * share;
   return {workgroups: Math.ceil(invocations / invocationsPerWorkgroup), invocationsPerWorkgroup};
 }
 
-function split(rows: number, wanted: number, minRowsPerSplit: number) {
-  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / Math.max(1, minRowsPerSplit)), MAX_SPLITS));
+function split(rows: number, wanted: number, minRowsPerSplit: number, maxSplits: number) {
+  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / Math.max(1, minRowsPerSplit)), maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }

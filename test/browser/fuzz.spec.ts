@@ -22,14 +22,14 @@ import type {FilterGradientGeometry} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
 import {
   CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS, planDenseRows,
-} from '../../kernels/webgl/dense_rows';
-import {planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
+} from '../../kernels/webgl/passes/rows/dense';
+import {planDepthwiseRows} from '../../kernels/webgl/passes/rows/depthwise';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
-import {planReduction} from '../../kernels/webgl/reduction_plan';
-import {planThinRows} from '../../kernels/webgl/thin_rows';
-import {planThinTaps} from '../../kernels/webgl/thin_taps';
-import {planWideTaps} from '../../kernels/webgl/wide_taps';
-import {planWideTiles} from '../../kernels/webgl/wide_tiles';
+import {planReduction} from '../../kernels/webgl/plan/splits';
+import {planThinRows} from '../../kernels/webgl/passes/rows/one_channel';
+import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
 import type {FuzzCliOptions} from '../fuzz/cli';
 import {addToSummary, describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
 import {HOSTILE_CATEGORIES, runHostileSample} from '../fuzz/hostile';

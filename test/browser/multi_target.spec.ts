@@ -24,21 +24,21 @@ import {multiTargetProgramCount} from '../../kernels/webgl/multi_target';
 import {
   CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, DENSE_ROWS_MIN_FRAGMENT_READS,
   planDenseRows,
-} from '../../kernels/webgl/dense_rows';
-import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, depthwiseRowsProgram, planDepthwiseRows} from '../../kernels/webgl/depthwise_rows';
-import {kernelRowsAlwaysInside, WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/written_rows';
+} from '../../kernels/webgl/passes/rows/dense';
+import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, depthwiseRowsProgram, planDepthwiseRows} from '../../kernels/webgl/passes/rows/depthwise';
+import {kernelRowsAlwaysInside, WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/passes/rows/written_rows';
 import {spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, planThinRows} from '../../kernels/webgl/thin_rows';
-import {planThinTaps} from '../../kernels/webgl/thin_taps';
-import {planWideTaps} from '../../kernels/webgl/wide_taps';
-import {planWideTiles} from '../../kernels/webgl/wide_tiles';
+import {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, planThinRows} from '../../kernels/webgl/passes/rows/one_channel';
+import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
 import {
   computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, ConvTransposeBackpropFiltersAttrs,
   convTransposeBackpropFilters,
 } from '../../kernels/index';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
-import {wholeRowSteps} from '../../kernels/webgl/tap_rows';
+import {wholeRowSteps} from '../../kernels/webgl/passes/loops/tap_rows';
 import {compareWithReference} from '../fuzz/runner';
 import {expectClose, resourceCounts, seededValues} from '../helpers/util';
 import {packing, useWebglBackend} from '../helpers/webgl_flags';

@@ -14,10 +14,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {planReduction} from '../../kernels/webgl/reduction_plan';
-import {planThinTaps} from '../../kernels/webgl/thin_taps';
-import {planWideTaps} from '../../kernels/webgl/wide_taps';
-import {planWideTiles} from '../../kernels/webgl/wide_tiles';
+import {planReduction} from '../../kernels/webgl/plan/splits';
+import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
 import {
   computeGeometry, CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, convolutionBackpropFilters, convTransposeBackpropFilters, OpName,
 } from '../../kernels/index';

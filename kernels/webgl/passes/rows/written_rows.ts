@@ -1,24 +1,17 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import type {Uniform} from './filter_gradient_program';
-import {declareIntUniforms} from './multi_target';
-import {InputFolding, inputFolding, PackedTexture, rowPitch} from './packed_reads';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, PackedTexture, rowPitch} from '../../glsl/packed_reads';
+import {DEFAULT_WEBGL_PROFILE} from '../../plan/device';
 
 /**
- * What dense rows, depthwise rows and thin rows (dense_rows.ts, depthwise_rows.ts,
- * thin_rows.ts) share: each writes a diffDst row's products out in the shader, so they settle
+ * What dense rows, depthwise rows and thin rows (dense.ts, depthwise.ts,
+ * one_channel.ts) share: each writes a diffDst row's products out in the shader, so they settle
  * along the row, when the text is made, which tap meets which position and which src texels a
  * row's products read.
  */
 
-/** The widest diffDst rows each of these passes takes by default (its width flag's default). */
-export const WRITTEN_ROWS_MAX_WIDTH = 128;
-/**
- * The most products a row may write out (depthwise: kernel height × width × row width vec2
- * multiply-adds; dense: kernel width × B × row width vec4 ones), which bounds the shader's
- * length: 1,008 at 3 × 3 over 112 positions, 784 at 7 wide over 112 (ResNet-50's first layer),
- * each compiled by SwiftShader in under a second. Larger rows take the passes that loop.
- */
-export const MAX_WRITTEN_ROW_PRODUCTS = 1024;
+/** The widest diffDst rows dense rows take under the default profile (WebglProfile.denseRows.maxWidth). */
+export const WRITTEN_ROWS_MAX_WIDTH = DEFAULT_WEBGL_PROFILE.denseRows.maxWidth;
 
 /**
  * The view rows from one image row to the next in src and diffDst (see rowPitch in
@@ -54,14 +47,14 @@ export function rowsInOrder(geometry: FilterGradientGeometry): boolean {
 /** What of the row's axis (the innermost) a written-rows shader's text depends on. */
 export type RowAxis = Pick<SpatialAxis, 'kernelSize' | 'diffDstSize' | 'srcSize' | 'stride' | 'dilation' | 'padBegin'>;
 
-/** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in multi_target.ts). */
+/** The RowAxis fields of `w` alone, for a pass's text key (see textPerKey in kernels/text_per_key.ts). */
 function rowAxisOf(w: SpatialAxis): RowAxis {
   const {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin} = w;
   return {kernelSize, diffDstSize, srcSize, stride, dilation, padBegin};
 }
 
 /**
- * The part of a written-rows pass's text key (see textPerKey in multi_target.ts) every such pass
+ * The part of a written-rows pass's text key (see textPerKey in kernels/text_per_key.ts) every such pass
  * has; each pass's key adds its own fields.
  */
 export interface WrittenRowsText {
@@ -78,10 +71,16 @@ export interface WrittenRowsText {
   readonly intUniforms: string;
 }
 
-/** A pass's WrittenRowsText, from the row's axis `w`, the inputs' textures and the pass's integer uniforms. */
-export function writtenRowsText(w: SpatialAxis, diffDstPitch: number, kernelRowsAlwaysInside: boolean,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}, ints: readonly Uniform[]): WrittenRowsText {
-  return {row: rowAxisOf(w), diffDstPitch, kernelRowsAlwaysInside, inputs: inputFolding(textures), intUniforms: declareIntUniforms(ints)};
+/**
+ * A pass's WrittenRowsText, from the geometry (the row's axis, the innermost), the pass's pitch,
+ * the inputs' textures and the pass's integer uniforms; every kernel row a fragment adds lies
+ * inside where `alwaysInside` (default: kernelRowsAlwaysInside of the height axis).
+ */
+export function writtenRowsText(geometry: FilterGradientGeometry, diffDstPitch: number,
+                                textures: {readonly src: PackedTexture; readonly diffDst: PackedTexture}, ints: readonly Uniform[],
+                                alwaysInside = kernelRowsAlwaysInside(spatialAxesAs3d(geometry.axes)[1])): WrittenRowsText {
+  return {row: rowAxisOf(spatialAxesAs3d(geometry.axes)[2]), diffDstPitch, kernelRowsAlwaysInside: alwaysInside,
+          inputs: inputFolding(textures), intUniforms: declareUniforms(ints)};
 }
 
 /**
@@ -96,7 +95,7 @@ export function rowSumOf(sum: string, kernelRowsAlwaysInside: boolean): string {
 /** GLSL declaring the row sums of `sums` (see rowSumOf), of `type`; none where kernel rows are always inside. */
 export function declareRowSums(sums: readonly string[], type: 'vec2' | 'vec4', kernelRowsAlwaysInside: boolean): string {
   return kernelRowsAlwaysInside ? '' : `
-          ${sums.map(sum => `${type} ${rowSumOf(sum, false)} = ${type}(0.0);`).join('\n          ')}`;
+          ${lines(sums.map(sum => `${type} ${rowSumOf(sum, false)} = ${type}(0.0);`), 10)}`;
 }
 
 /**

@@ -1,12 +1,18 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
-import type {TargetLocation} from './arrange_targets';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
-import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms,
-        tapSegmentsLoop, wholeRowSteps} from './tap_rows';
+// Wide taps: the multi-target pass 1 for depthwise problems, looping along the rows (see passes/pass.ts; for
+// narrow rows: ../rows/depthwise.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import type {MultiTargetProgram} from '../../multi_target';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
+import {planSegments, stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, TapRowsText, tapRowsText,
+        tapRowsUniforms, tapSegmentsLoop} from './tap_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {paddedBlocks} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
 export interface WideTaps {
@@ -18,7 +24,7 @@ export interface WideTaps {
   readonly kernelRows: number;
   /** src texels a step spans (see wideTapsProgram). */
   readonly stepTexels: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** How the rows run in segments (tapSegmentsLoop in tap_rows.ts); null: one by one. */
   readonly segments: {readonly continuous: boolean} | null;
   /**
@@ -30,30 +36,6 @@ export interface WideTaps {
   readonly targetSplits: TargetSplits;
 }
 
-/**
- * Tuning flag: wide taps run the rows of a split in segments (see tapSegmentsLoop in
- * tap_rows.ts) where the rows continue one another and hold at most this many positions
- * (default MAX_SEGMENT_ROW_LENGTH; 0 runs every problem row by row).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS';
-/**
- * Rows of up to 8 positions (4 steps) run in segments: there a row's set-up outweighs its
- * steps. Longer rows run one by one: a segment's step chooses between the tested and untested
- * step each time, which on SwiftShader costs long rows (64 and 112 positions) more than their set-up.
- */
-const MAX_SEGMENT_ROW_LENGTH = 8;
-
-/**
- * Tuning flag: the fragments wide taps' split aims at (default TAP_TARGET_FRAGMENTS; see
- * splitReduction in reduction_plan.ts).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS';
-/**
- * Fewer fragments than the dense passes aim at (16,384): a wide-taps fragment's set-up (the
- * kernel block's ranges, its divisions) weighs more against its few products (6 elements a
- * fragment), and with 16,384 the small depthwise layers took MAX_SPLITS splits of 2–4 rows.
- */
-const TAP_TARGET_FRAGMENTS = 4096;
 
 /**
  * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
@@ -62,14 +44,14 @@ const TAP_TARGET_FRAGMENTS = 4096;
  * other problem or when the targets cannot fit.
  */
 export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             paddedBlocks: boolean): WideTaps | null {
+                             paddedBlocks: boolean, profile: WebglProfile = tunedWebglProfile()): WideTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.src.channelsPerGroup !== 1 || geometry.diffDst.channelsPerGroup !== 1 ||
       geometry.groups < 2) {
     return null;
   }
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  // At most 8 taps (4 targets): SwiftShader lost its context on the 16-tap shader (3 × 9 texel reads and 32 selects a step).
-  const taps = Math.min(w.kernelSize, 2 * Math.min(4, maxTargets));
+  // At most the profile's maxTaps: a step's reads and selects grow with its taps.
+  const taps = Math.min(w.kernelSize, profile.maxTaps, 2 * maxTargets);
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
   // Past two texels a tap (a stride or dilation along the row far larger than the kernel,
@@ -78,9 +60,8 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const plan = splitReduction(geometry, 2 * taps, Infinity,
-                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS, TAP_TARGET_FRAGMENTS));
-  const segments = w.diffDstSize <= tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS, MAX_SEGMENT_ROW_LENGTH) ?
+  const plan = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.wideTaps.targetFragments);
+  const segments = w.diffDstSize <= profile.wideTaps.maxSegmentRowLength ?
       planSegments(geometry, paddedBlocks) : null;
   const targetSplits = planSplitGrid(2, 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetSplits};
@@ -111,25 +92,28 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * texture is folded; sizes, the other strides, pads and dilations, the split and
  * the textures' sizes are uniforms.
  *
- * Tried and slower on SwiftShader: all kernel rows in one fragment (sharing each diffDst
- * read), two channel pairs a fragment, separate loops for the two src parities. No gain: the
- * parity baked into the text where every row starts even, texelFetch instead of texture().
- * Measured there, the multiply-adds are nearly free (a variant summing the texels instead ran
- * as fast), while the reads and their address arithmetic are most of the time (a division per
- * read of a folded texture cost 55%, hence the cursors) and so are per-product selects (testing
- * every step was 36% slower): what helps is fewer and cheaper reads, in an order that hits the
- * cache.
+ * Where the fragments run on a CPU (SwiftShader), the multiply-adds are nearly free and the
+ * reads, their address arithmetic and per-product selects are the time: the pass is made of
+ * fewer and cheaper reads (cursors through folded textures, no division a read), in an order
+ * that hits the cache, and tests only the steps at a row's ends.
  */
-export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps} = wide;
-  const w = spatialAxesAs3d(geometry.axes)[2];
-  const stride = w.stride;
-  const dilation = w.dilation;
-  const ints = tapRowsUniforms(geometry, textures, wide);
+export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures): MultiTargetProgram {
+  return passProgram(WIDE_TAPS, geometry, wide, textures);
+}
+
+/** What wideTapsProgram's text is made from: its cache key. */
+interface WideTapsText extends TapRowsText {
+  readonly segments: WideTaps['segments'];
+}
+
+const wideTapsTextKey = (geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures, uniforms: readonly Uniform[]):
+    WideTapsText => ({...tapRowsText(geometry, wide, textures, uniforms), segments: wide.segments});
+
+const wideTapsText = textPerKey((key: WideTapsText) => {
+  const {taps, stride, dilation, segments, wholeRows} = key;
   const targetCount = Math.ceil(taps / 2);
   const targets = Array.from({length: targetCount}, (_, q) => q);
-  const texelCount = wide.stepTexels;
+  const texelCount = key.stepTexels;
   const value = (p: number) => `x${p}`;
   // A texel holds the channel pair at .xy (first position) and .zw (second).
   const {offsets, values} = stepValues(taps, stride, dilation, 'vec2', p => `t${p >> 1}.${p % 2 === 1 ? 'zw' : 'xy'}`);
@@ -152,9 +136,9 @@ export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps
             ${accumulate(q, tested ? testedProduct : product)}`).join('')}
 
 ${stepAdvance(stride, texelCount)}`;
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${targets.map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
+      ${lines(targets.map(q => `layout(location = ${q}) out vec4 target${q};`), 6)}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -170,16 +154,15 @@ ${TAP_ROWS_FUNCTIONS}
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
         int channel = 2 * (4 * channelBlock + 2 * inBlock.y + inBlock.x);${tapBlockSetup(taps, stride, dilation)}
-        ${targets.map(q => `vec4 sum${q} = vec4(0.0);`).join('\n        ')}
-${(rows => wide.segments !== null ? tapSegmentsLoop(rows, wide.segments.continuous) : tapRowsLoop(rows))({
+        ${lines(targets.map(q => `vec4 sum${q} = vec4(0.0);`), 8)}
+${(rows => segments !== null ? tapSegmentsLoop(rows, segments.continuous) : tapRowsLoop(rows))({
     stride, stepTexels: texelCount, srcChannel: 'channel', diffDstChannel: 'channel', step,
-    wholeRows: wholeRowSteps(geometry, textures.diffDst), diffDstCursors: `
+    wholeRows, diffDstCursors: `
           ivec2 diffDstAt = diffDstTexelOf(diffDstRow + pw, diffDstCol);`})}
-        ${targets.map(q => `target${q} = sum${q};`).join('\n        ')}
+        ${lines(targets.map(q => `target${q} = sum${q};`), 8)}
       }
 `;
-  return {name: 'WideTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
-}
+});
 
 /**
  * Where wideTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -200,3 +183,10 @@ export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
         int row = 2 * (pairInBlock / 2);
         int col = 2 * (2 * ((pair / 4) * tiling[1] * tiling[0] + kernelBlock) + pairInBlock - 2 * (pairInBlock / 2));`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const WIDE_TAPS: MultiTargetPass<WideTaps, WideTapsText> = Object.freeze<MultiTargetPass<WideTaps, WideTapsText>>({
+  name: 'wide taps', family: 'depthwise', form: 'loops', programName: 'WideTapsProgram', arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device, inputs) => planWideTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: (_, params) => wideTapsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: wideTapsTextKey, text: wideTapsText});

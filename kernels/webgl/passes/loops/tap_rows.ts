@@ -1,12 +1,13 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
-import type {PackedTexture} from './packed_reads';
-import type {ReductionPlan} from './reduction_plan';
-import {splitGridUniform, TargetSplits} from './sum_target_splits';
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, PackedTexture} from '../../glsl/packed_reads';
+import type {ReductionPlan} from '../../plan/splits';
+import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 
 /**
  * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
- * axis over one split of the diffDst rows (wide_taps.ts: depthwise; thin_taps.ts: one src
+ * axis over one split of the diffDst rows (depthwise_taps.ts: depthwise; one_channel_taps.ts: one src
  * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
  * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
  * geometryUniforms, `sizes` = (rows per split, rows, tap blocks, kernel rows) and splitGrid
@@ -65,8 +66,8 @@ function rowStart(rows: TapRows): string {
 
 /** GLSL reading the src texels a step spans, t0…, from the cursor srcAt on (declaring them when `declare`). */
 function readStepTexels(rows: TapRows, declare: boolean): string {
-  return Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
-          srcAt = srcNextRow(srcAt);`).join('\n          ');
+  return lines(Array.from({length: rows.stepTexels}, (_, m) => `${declare ? 'vec4 ' : ''}t${m} = readSrcAt(srcAt);
+          srcAt = srcNextRow(srcAt);`), 10);
 }
 
 /**
@@ -232,8 +233,8 @@ export function stepAdvance(stride: number, stepTexels: number): string {
   const skipped = Math.max(0, stride - stepTexels);
   return `${Array.from({length: skipped}, () => `
             srcAt = srcNextRow(srcAt);`).join('')}
-            ${Array.from({length: stepTexels}, (_, m) => m + stride < stepTexels ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
-            srcAt = srcNextRow(srcAt);`).join('\n            ')}`;
+            ${lines(Array.from({length: stepTexels}, (_, m) => m + stride < stepTexels ? `t${m} = t${m + stride};` : `t${m} = readSrcAt(srcAt);
+            srcAt = srcNextRow(srcAt);`), 12)}`;
 }
 
 /** GLSL functions the tap-rows programs call: firstInside, endInside and insideRow (a src position along the row). */
@@ -242,3 +243,26 @@ export const TAP_ROWS_FUNCTIONS = `${INSIDE_FUNCTIONS}
         return w >= 0 && w < srcSize.z;
       }
 `;
+
+/** What the texts of the passes built on these loops (wide taps, thin taps) are made from besides their own fields. */
+export interface TapRowsText {
+  readonly taps: number;
+  /** The stride and the dilation along the innermost axis. */
+  readonly stride: number;
+  readonly dilation: number;
+  readonly stepTexels: number;
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+/** A looping tap pass's TapRowsText, from its plan's taps and step, the inputs' textures and its integer uniforms. */
+export function tapRowsText(geometry: FilterGradientGeometry, blocks: {readonly taps: number; readonly stepTexels: number},
+                            textures: {readonly src: PackedTexture; readonly diffDst: PackedTexture}, uniforms: readonly Uniform[]):
+    TapRowsText {
+  const w = spatialAxesAs3d(geometry.axes)[2];
+  return {taps: blocks.taps, stride: w.stride, dilation: w.dilation, stepTexels: blocks.stepTexels,
+          wholeRows: wholeRowSteps(geometry, textures.diffDst), inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}

@@ -1,12 +1,16 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
-import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms, rowPitch} from './packed_reads';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+// Thin rows: the multi-target pass 1 for problems with one src channel whose diffDst rows are narrow enough
+// to be written out in the text (see passes/pass.ts; the looping pass: ../loops/one_channel_taps.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader, rowPitch} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
+import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, readDiffDstTexel, rowMeetings, rowsInOrder, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
@@ -20,7 +24,7 @@ export interface ThinRows {
   /** Texels of taps along a kernel row (two taps each). */
   readonly tapTexels: number;
   readonly diffDstPairs: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** R × tap texels: target r · tapTexels + q holds taps 2q and 2q + 1 of the block's kernel row r. */
   readonly targetCount: number;
   /** Where the targets hold each split (see TargetSplits): a block of [diffDst pairs · kernel row blocks, 1] texels. */
@@ -29,9 +33,7 @@ export interface ThinRows {
   readonly diffDstPitch: number;
 }
 
-/** Tuning flag: the widest diffDst rows thin rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves every problem to thin taps). */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH';
-const TARGET_FRAGMENTS = 512;
+export {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH} from '../../plan/device';
 
 /**
  * The view of a src tensor of one channel that thin rows read: [positions / 2, 2], two
@@ -41,13 +43,13 @@ export const THIN_ROWS_SRC_COLUMNS = 2;
 
 /**
  * Thin rows for a channels-last problem of one group and one src channel, 1-D or 2-D, with
- * diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions laid out position after position and
+ * diffDst rows of at most the profile's thinRows.maxWidth positions laid out position after position and
  * src rows of a multiple of 4 positions (each starts at a texel of the src view); null for any
  * other problem (thin taps then take it).
  */
 export function planThinRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             diffDstBlockRows: number): ThinRows | null {
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+                             diffDstBlockRows: number, profile: WebglProfile = tunedWebglProfile()): ThinRows | null {
+  const maxWidth = profile.thinRows.maxWidth;
   const {src, diffDst} = geometry;
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels !== 1 || diffDst.channels < 2 ||
       geometry.spatialRank > 2) {
@@ -56,15 +58,15 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   const diffDstPitch = rowPitch(w.diffDstSize, diffDstBlockRows);
   const tapTexels = Math.ceil(w.kernelSize / 2);
-  const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(8, maxTargets) / tapTexels));
+  const kernelRows = Math.min(h.kernelSize, Math.floor(Math.min(profile.maxTargets, maxTargets) / tapTexels));
   if (!rowsInOrder(geometry) || diffDstPitch === null || w.srcSize % 4 !== 0 || w.diffDstSize > maxWidth || kernelRows < 1 ||
-      kernelRows * w.kernelSize * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
+      kernelRows * w.kernelSize * w.diffDstSize > profile.maxWrittenRowProducts) {
     return null;
   }
   const kernelRowBlocks = Math.ceil(h.kernelSize / kernelRows);
   const diffDstPairs = Math.ceil(diffDst.channels / 2);
   const targetCount = kernelRows * tapTexels;
-  const plan = splitReduction(geometry, 4 * targetCount, Infinity, TARGET_FRAGMENTS);
+  const plan = splitReduction(geometry, 4 * targetCount, profile.split, Infinity, profile.thinRows.targetFragments);
   const targetSplits = planSplitGrid(diffDstPairs * kernelRowBlocks, 1, plan.splits, maxTextureSize);
   return targetSplits === null ? null :
       {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetSplits, diffDstPitch};
@@ -87,20 +89,27 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
  * heights, kernel height, the stride, dilation and pad along the height, the split and the
  * textures' sizes are uniforms.
  */
-export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
+export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(THIN_ROWS, geometry, rows, textures);
+}
+
+/** thinRowsProgram's uniforms besides the packed reads'. */
+function thinRowsUniforms(geometry: FilterGradientGeometry, rows: ThinRows): Uniform[] {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
+  return [
     rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec4', [h.stride, h.dilation, h.padBegin, h.kernelSize]],
     ['blocks', 'ivec2', [rows.kernelRowBlocks, w.srcSize]],
     splitGridUniform(rows.targetSplits),
   ];
+}
+
+function thinRowsTextKey(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures,
+                         uniforms: readonly Uniform[]): ThinRowsText {
+  const h = spatialAxesAs3d(geometry.axes)[1];
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
-  const text: ThinRowsText = {...writtenRowsText(w, rows.diffDstPitch, alwaysInside, textures, ints), kernelRows: rows.kernelRows};
-  return {name: 'ThinRowsProgram', source: thinRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+  return {...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms, alwaysInside), kernelRows: rows.kernelRows};
 }
 
 /** What thinRowsProgram's text is made from: its cache key. */
@@ -140,20 +149,20 @@ const thinRowsText = textPerKey((text: ThinRowsText) => {
           ${sum(r, q)} = mix(${sum(r, q)}, ${sum(r, q)} + ${rowSum(r, q)}, insideLanes${r});`).join('')}`).join('');
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${sums.map((_, t) => `layout(location = ${t}) out vec4 target${t};`).join('\n      ')}
+      ${lines(sums.map((_, t) => `layout(location = ${t}) out vec4 target${t};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int pair = fragment.y / blocks.x;
         int block = fragment.y - pair * blocks.x;
         int diffDstCol = 2 * pair;
-        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec4 ${name} = vec4(0.0);`), 8)}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol);${kernelRowIndices.map(r => `
           int ky${r} = block * ${R} + ${r};
           int srcY${r} = y * heightAxis.x + ky${r} * heightAxis.y - heightAxis.z;
           ivec2 srcAt${r} = srcTexelOf(((n * rowSplit.w + ${srcRowInImage(`srcY${r}`, text.kernelRowsAlwaysInside)}) * blocks.y) / 2, 0);`).join('')}${
       declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${sums.map((name, t) => `target${t} = ${name};`).join('\n        ')}
+        ${lines(sums.map((name, t) => `target${t} = ${name};`), 8)}
       }
 `;
 });
@@ -173,3 +182,10 @@ export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
         int row = 2 * (pair * tiling[0] + block);
         int col = 0;`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const THIN_ROWS: MultiTargetPass<ThinRows, ThinRowsText> = Object.freeze<MultiTargetPass<ThinRows, ThinRowsText>>({
+  name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: 'ThinRowsProgram', arrangement: 'targets', srcView: 'pairedPositions',
+  plan: (geometry, device, inputs) => planThinRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
+  location: (_, params) => thinRowsTargetLocation(params),
+  uniforms: thinRowsUniforms, textKey: thinRowsTextKey, text: thinRowsText});

@@ -1,7 +1,8 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {decodeFilterIndex, filterAxesInLayoutOrder} from './filter_gradient_program';
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../src/geometry';
+import {decodeFilterIndex, filterAxesInLayoutOrder} from '../glsl/geometry';
+import {customUniforms, customUniformValues, Uniform} from '../glsl/builder';
 
 /**
  * Where a multi-target pass 1 keeps each filter element: `locate` is GLSL that, given the
@@ -39,20 +40,20 @@ abstract class TargetArrangement implements GPGPUProgram {
   abstract readonly userCode: string;
   readonly enableShapeUniforms = true;
   readonly packedInputs = true;
-  readonly customUniforms: Array<{name: string; type: 'int' | 'ivec3'; arrayIndex?: number}>;
+  readonly customUniforms: ReturnType<typeof customUniforms>;
   private readonly uniformValues: number[][];
 
   protected constructor(geometry: FilterGradientGeometry, location: TargetLocation,
-                        extra: Array<{name: string; arrayIndex: number; values: number[]}>) {
+                        extra: readonly Uniform[]) {
     this.variableNames = Array.from({length: location.targetCount}, (_, t) => `target${t}`);
     const [d, h, w] = spatialAxesAs3d(geometry.axes);
-    const uniforms = [
-      {name: 'kernelSize', type: 'ivec3' as const, values: [d.kernelSize, h.kernelSize, w.kernelSize]},
-      {name: 'tiling', type: 'int' as const, arrayIndex: location.tiling.length, values: [...location.tiling]},
-      ...extra.map(uniform => ({...uniform, type: 'int' as const})),
+    const uniforms: Uniform[] = [
+      ['kernelSize', 'ivec3', [d.kernelSize, h.kernelSize, w.kernelSize]],
+      ['tiling', 'int[]', location.tiling],
+      ...extra,
     ];
-    this.customUniforms = uniforms.map(({name, type, arrayIndex}) => ({name, type, arrayIndex}));
-    this.uniformValues = uniforms.map(uniform => uniform.values);
+    this.customUniforms = customUniforms(uniforms);
+    this.uniformValues = customUniformValues(uniforms);
   }
 
   uniforms(): number[][] {
@@ -76,7 +77,7 @@ export class ArrangeTargetsProgram extends TargetArrangement {
   constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
     const filterAxes = filterAxesInLayoutOrder(geometry);
     super(geometry, location,
-          [{name: 'filterAxisStrides', arrayIndex: filterAxes.length, values: filterAxes.map(axis => axis.stride)}]);
+          [['filterAxisStrides', 'int[]', filterAxes.map(axis => axis.stride)]]);
     this.outputShape = [geometry.filterSize];
     this.userCode = `
       void main() {
@@ -120,7 +121,7 @@ export class ArrangeChannelTexelsProgram extends TargetArrangement {
 
   constructor(geometry: FilterGradientGeometry, location: TargetLocation) {
     super(geometry, location, [
-      {name: 'channels', arrayIndex: 2, values: [geometry.src.channelsPerGroup, geometry.groups * geometry.diffDst.channelsPerGroup]},
+      ['channels', 'int[]', [geometry.src.channelsPerGroup, geometry.groups * geometry.diffDst.channelsPerGroup]],
     ]);
     this.outputShape = [...geometry.filterShape];
     const filterAxes = filterAxesInLayoutOrder(geometry);

@@ -1,11 +1,18 @@
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import type {TargetLocation} from './arrange_targets';
-import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop, Uniform} from './filter_gradient_program';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {packedTexelsAlign, ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
+// Wide tiles: the multi-target pass 1 for dense problems, looping along the rows (see passes/pass.ts; for
+// narrow rows: ../rows/dense.ts).
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../../glsl/geometry';
+import type {MultiTargetProgram} from '../../multi_target';
+import {declareUniforms, lines, Uniform} from '../../glsl/builder';
+import {InputFolding, inputFolding, packedReadsHeader} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {packedTexelsAlign, RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 import {wholeRowSteps} from './tap_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {paddedBlocks} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
@@ -24,7 +31,7 @@ export interface WideTiles {
    * split) instead of diffDst rows.
    */
   readonly pointwise: boolean;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** Where the targets hold each split (see TargetSplits): a block of [groups · srcBlocks, diffDstBlocks · kernel volume] texels. */
   readonly targetSplits: TargetSplits;
 }
@@ -39,11 +46,11 @@ export interface WideTiles {
  * 2 × 4 pairs is the cheapest in reads of the 8-target shapes.
  */
 export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              paddedBlocks = false): WideTiles | null {
+                              paddedBlocks = false, profile: WebglProfile = tunedWebglProfile()): WideTiles | null {
   if (!packedTexelsAlign(geometry) || geometry.src.channelsPerGroup < 2 || geometry.diffDst.channelsPerGroup < 2) return null;
   const srcPairsInGroup = Math.ceil(geometry.src.channelsPerGroup / 2);
   const diffDstPairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
-  const targets = Math.min(8, maxTargets);
+  const targets = Math.min(profile.maxTargets, maxTargets);
   const diffDstPairs = Math.min(diffDstPairsInGroup, Math.max(1, Math.floor(targets / 2)));
   const srcPairs = Math.min(srcPairsInGroup, Math.floor(targets / diffDstPairs));
   if (srcPairs * diffDstPairs < 4) return null;
@@ -56,7 +63,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
   // The pointwise sweep runs over all rows of the views at once: it cannot skip pad rows.
   const pointwise = !paddedBlocks && geometry.axes.every(axis =>
       axis.kernelSize === 1 && axis.stride === 1 && axis.padBegin === 0 && axis.srcSize === axis.diffDstSize);
-  let plan = splitReduction(geometry, outputsPerFragment);
+  let plan = splitReduction(geometry, outputsPerFragment, profile.split);
   if (pointwise) {
     const positions = plan.rows * plan.rowLength;
     const positionsPerSplit = 2 * Math.ceil(positions / plan.splits / 2);
@@ -77,12 +84,9 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  *
  * A step over two positions reads diffDstPairs diffDst texels and two src texels per src pair
  * — one where the stride along the row is 1 (the step's second texel, carried over, is the next
- * step's first: 8–17% faster on 3×3 stride-1 layers) and in the pointwise sweep, where src and
- * diffDst rows coincide — for 8 · srcPairs · diffDstPairs multiply-adds: 6–8 reads per 64
- * instead of the single-target program's 3 per 8. (On SwiftShader a call costs about its texture
- * reads; an earlier loop reading one texel only for even rows, beside the general one, was
- * slower: the shader's size cost more than the read.) Texel halves
- * outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
+ * step's first) and in the pointwise sweep, where src and diffDst rows coincide — for 8 ·
+ * srcPairs · diffDstPairs multiply-adds: 6–8 reads per 64 instead of the single-target program's
+ * 3 per 8. Texel halves outside a row are peeled, not zeroed (0 · Infinity is NaN), as in packedRowSweep; the
  * channel pairs past a group's last (ragged tiles) read neighbouring data into lanes that
  * the arrangement never reads.
  *
@@ -92,32 +96,59 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * dilations, groups, channel counts, the split and the textures' sizes are uniforms, so one
  * program serves every problem of that kind and every batch size.
  */
-export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles,
-                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {srcPairs, diffDstPairs, plan} = tiles;
+export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): MultiTargetProgram {
+  return passProgram(WIDE_TILES, geometry, tiles, textures);
+}
+
+/** wideTilesProgram's uniforms besides the packed reads'. */
+function wideTilesUniforms(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): Uniform[] {
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
   const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
-  const ints: Uniform[] = [
+  return [
     ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
     ...geometryUniforms(geometry, {src: textures.src.blockRows, diffDst: textures.diffDst.blockRows}),
-    ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, plan.rowsPerSplit, plan.rows]],
+    ['sizes', 'ivec4', [geometry.src.channelsPerGroup, geometry.diffDst.channelsPerGroup, tiles.plan.rowsPerSplit, tiles.plan.rows]],
     ['tiling', 'ivec3', [tiles.srcBlocks, kernelVolume, geometry.groups]],
     splitGridUniform(tiles.targetSplits),
   ];
+}
+
+/** What wideTilesProgram's text is made from: its cache key. */
+interface WideTilesText {
+  readonly srcPairs: number;
+  readonly diffDstPairs: number;
+  readonly pointwise: boolean;
+  /** The stride along the row is 1: a step's second src texel is the next step's first. */
+  readonly slides: boolean;
+  /** wholeRowSteps. */
+  readonly wholeRows: boolean;
+  readonly inputs: InputFolding;
+  /** The integer uniforms' declarations. */
+  readonly intUniforms: string;
+}
+
+function wideTilesTextKey(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures,
+                          uniforms: readonly Uniform[]): WideTilesText {
+  return {srcPairs: tiles.srcPairs, diffDstPairs: tiles.diffDstPairs, pointwise: tiles.pointwise,
+          slides: spatialAxesAs3d(geometry.axes)[2].stride === 1, wholeRows: wholeRowSteps(geometry, textures.diffDst),
+          inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
+}
+
+const wideTilesText = textPerKey((key: WideTilesText) => {
+  const {srcPairs, diffDstPairs, slides, wholeRows} = key;
   const pairs = (count: number) => Array.from({length: count}, (_, i) => i);
   const srcIs = pairs(srcPairs);
   const diffDstJs = pairs(diffDstPairs);
   const targets = srcIs.flatMap(i => diffDstJs.map(j => ({i, j, name: `target${i * diffDstPairs + j}`})));
   // The loops read a folded texture through cursors (see cursorFunctions in packed_reads.ts),
-  // stepped with an add and a compare where its texel index would take a division per read
-  // (10–25% faster on folded inputs); a row-major one by its row, which holds fewer values
-  // live (cursors there ran 15% slower). `cursor` names the stream's cursor, set up at view row
+  // stepped with an add and a compare where its texel index would take a division per read; a
+  // row-major one by its row, which holds fewer values live. `cursor` names the stream's cursor, set up at view row
   // `row` before the loop; a read at view row `rowNow` then moves it on by `step` (GLSL ivec2).
   const stream = (input: 'src' | 'diffDst', cursor: string, row: string, col: string, step: string):
       {setup: string; read: (variable: string, rowNow: string) => string} => {
     const Name = input === 'src' ? 'Src' : 'DiffDst';
-    return textures[input].folded ? {
+    return key.inputs[input].folded ? {
       setup: `
           ivec2 ${cursor} = ${input}TexelOf(${row}, ${col});`,
       read: (variable: string) => `
@@ -140,12 +171,10 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
   const readSrc = (row: string, variable: string, odd: string) => srcIs.map(i => `
             vec4 ${variable}${i} = readSrc(${row}, srcCol + ${2 * i});
             ${variable}${i} = ${odd} ? ${variable}${i}.zzww : ${variable}${i}.xxyy;`).join('');
-  // At stride 1 along the row a step's two src positions lie in one texel or two neighbours,
-  // the second being the next step's first: one new src texel a pair a step, carried over.
-  const slides = w.stride === 1;
-  // Rows of whole steps, every tap inside (wholeRowSteps): no half-texel step at a row's start or end.
-  const wholeRows = wholeRowSteps(geometry, textures.diffDst);
-  const sums = targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`).join('\n        ');
+  // At stride 1 along the row (slides) a step's two src positions lie in one texel or two
+  // neighbours, the second being the next step's first: one new src texel a pair a step, carried
+  // over. Rows of whole steps, every tap inside (wholeRows): no half-texel step at a row's start or end.
+  const sums = lines(targets.map(({i, j}) => `vec4 sum${i}${j} = vec4(0.0);`), 8);
   // Pointwise: view row r of src pairs with view row r of diffDst; a split is an even run of rows.
   const pointwiseSrc = srcIs.map(i => stream('src', `a${i}At`, 'texelRow', `srcCol + ${2 * i}`, 'srcTexelRowStep'));
   const pointwiseSweep = `
@@ -173,7 +202,7 @@ export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTi
         ivec3 end = ivec3(endInside(shift.x, stride.x, srcSize.x, diffDstSize.x),
                           endInside(shift.y, stride.y, srcSize.y, diffDstSize.y),
                           endInside(shift.z, stride.z, srcSize.z, diffDstSize.z));
-        int srcRowStep = stride.z * srcRowStrides[4];${slides || !textures.src.folded ? '' : `
+        int srcRowStep = stride.z * srcRowStrides[4];${slides || !key.inputs.src.folded ? '' : `
         // Two positions on: the src texels move on srcRowStep texel rows.
         ivec2 srcStepAlong = srcRowsStep(srcRowStep);`}
         int diffDstRowStep = diffDstRowStrides[4];
@@ -218,9 +247,9 @@ ${wholeRows ? '' : `          if (texelRow < diffDstRow) {  // the row starts at
           }
 `}        }
 `;
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`).join('\n      ')}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
+      ${lines(targets.map(({name}, t) => `layout(location = ${t}) out vec4 ${name};`), 6)}
 ${INSIDE_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -239,19 +268,10 @@ ${INSIDE_FUNCTIONS}
         int srcChannelAll = group * sizes.x + ${2 * srcPairs} * srcBlock;
         int diffDstChannel = group * sizes.y + ${2 * diffDstPairs} * diffDstBlock;
 
-${tiles.pointwise ? pointwiseSweep : rowSweeps}        ${targets.map(({i, j, name}) => `${name} = sum${i}${j};`).join('\n        ')}
+${key.pointwise ? pointwiseSweep : rowSweeps}        ${lines(targets.map(({i, j, name}) => `${name} = sum${i}${j};`), 8)}
       }
 `;
-  return {
-    name: 'WideTilesProgram',
-    source,
-    inputNames: ['src', 'diffDst'],
-    uniforms: [
-      ...packedReadsUniforms(textures),
-      ...intUniformValues(ints),
-    ],
-  };
-}
+});
 
 /**
  * Where wideTilesProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -275,3 +295,9 @@ export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles:
         int col = 2 * (diffDstBlock * tiling[2] + kernelIndex);
         int lane = 2 * (srcInTile - 2 * (srcInTile / 2)) + diffDstInTile - 2 * (diffDstInTile / 2);`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const WIDE_TILES: MultiTargetPass<WideTiles, WideTilesText> = Object.freeze<MultiTargetPass<WideTiles, WideTilesText>>({
+  name: 'wide tiles', family: 'dense', form: 'loops', programName: 'WideTilesProgram', arrangement: 'channelTexels', srcView: 'rows',
+  plan: (geometry, device, inputs) => planWideTiles(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: wideTilesTargetLocation, uniforms: wideTilesUniforms, textKey: wideTilesTextKey, text: wideTilesText});

@@ -1,12 +1,17 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
-import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+// Dense rows: the multi-target pass 1 for dense problems (one group, several src channels) whose diffDst
+// rows are narrow enough to be written out in the text (see passes/pass.ts; the looping pass: ../loops/dense_tiles.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
+import {DEFAULT_WEBGL_PROFILE, tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
+import {declareRowSums, interleavedRowSteps, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAlongRow, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {blockRowsOf} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * One src channel pair × a block of diffDst channel pairs × every tap of one kernel row a
@@ -18,7 +23,7 @@ export interface DenseRows {
   /** src channel pairs (⌈C / 2⌉) and blocks of B diffDst channel pairs (⌈⌈O / 2⌉ / B⌉). */
   readonly srcPairs: number;
   readonly diffDstBlocks: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /** Kernel width × B: target kx · B + b holds tap kx of diffDst pair b. */
   readonly targetCount: number;
   /**
@@ -31,40 +36,27 @@ export interface DenseRows {
   readonly diffDstPitch: number;
 }
 
+export {CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH} from '../../plan/device';
 /**
- * Tuning flag: the widest diffDst rows dense rows take (default WRITTEN_ROWS_MAX_WIDTH; 0 leaves
- * every dense problem to wide tiles).
+ * The default profile's fewest reads a dense-rows fragment's split gives it: a fragment is not
+ * free (its quad's set-up, 4–8 target writes, and a share of the sum pass), so layers whose rows
+ * are few or short take fewer, longer splits than the fragment count alone gives them, and large
+ * layers (thousands of reads a fragment already) keep theirs.
  */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH';
-/** Tuning flag: the fragments dense rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS';
-const TARGET_FRAGMENTS = 2048;
-/**
- * Tuning flag: the fewest texel reads a fragment's split gives it (default DENSE_ROWS_MIN_FRAGMENT_READS;
- * 0 leaves the split to TARGET_FRAGMENTS and splitReduction's minimums alone).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS';
-/**
- * A fragment is not free on SwiftShader (its quad's set-up, 4–8 target writes, and a share of
- * the sum pass): a split gives each fragment at least this many reads, so layers whose rows are
- * few or short (MNIST-3×3's 5 × 5 images, MobileNet-0.25's first layer with 12 fragments a
- * split) take fewer, longer splits than TARGET_FRAGMENTS alone would give them, and large layers
- * (thousands of reads a fragment already) keep theirs.
- */
-export const DENSE_ROWS_MIN_FRAGMENT_READS = 4096;
+export const DENSE_ROWS_MIN_FRAGMENT_READS = DEFAULT_WEBGL_PROFILE.denseRows.minFragmentReads;
 
 /**
  * Dense rows for a problem of one group, channels-last, 1-D or 2-D, with a kernel larger than
- * 1 × 1 and diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH positions, laid out position after
+ * 1 × 1 and diffDst rows of at most the profile's denseRows.maxWidth positions, laid out position after
  * position (row (n · height + y) · width + x of the tensor), each image row starting at a
  * texel of both inputs' textures (see rowLayout in written_rows.ts), given how many targets a draw may write and the largest texture side tfjs allocates
  * unfolded; null for any other problem (wide tiles or thin taps then take it).
  */
 export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              blockRows: {readonly src: number; readonly diffDst: number}): DenseRows | null {
+                              blockRows: {readonly src: number; readonly diffDst: number},
+                              profile: WebglProfile = tunedWebglProfile()): DenseRows | null {
   const {src, diffDst} = geometry;
-  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+  const maxWidth = profile.denseRows.maxWidth;
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels < 2 || geometry.spatialRank > 2) {
     return null;
   }
@@ -74,19 +66,19 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
   if (h.kernelSize * w.kernelSize === 1) return null;
   const srcPairs = Math.ceil(src.channels / 2);
   const allDiffDstPairs = Math.ceil(diffDst.channels / 2);
-  const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(8, maxTargets) / w.kernelSize));
+  const diffDstPairs = Math.min(allDiffDstPairs, Math.floor(Math.min(profile.maxTargets, maxTargets) / w.kernelSize));
   const layout = rowLayout(geometry, blockRows);
   if (diffDstPairs < 1 || layout === null || w.diffDstSize > maxWidth ||
-      w.kernelSize * diffDstPairs * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS) {
+      w.kernelSize * diffDstPairs * w.diffDstSize > profile.maxWrittenRowProducts) {
     return null;
   }
   const diffDstBlocks = Math.ceil(allDiffDstPairs / diffDstPairs);
   // A row's texel reads: B diffDst texels for every two positions, and the src texels its products meet.
   const readsPerRow = diffDstPairs * Math.ceil(w.diffDstSize / 2) + srcTexelsAlongRow(w, 2);
-  const minReads = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS, DENSE_ROWS_MIN_FRAGMENT_READS);
+  const minReads = profile.denseRows.minFragmentReads;
   const maxSplits = minReads > 0 ? Math.max(1, Math.floor(geometry.batch * h.diffDstSize * readsPerRow / minReads)) : Infinity;
-  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, maxSplits,
-                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const split = splitReduction(geometry, 4 * diffDstPairs * w.kernelSize, profile.split, maxSplits,
+                               profile.denseRows.targetFragments);
   const targetSplits = planSplitGrid(srcPairs * h.kernelSize, diffDstBlocks, split.splits, maxTextureSize);
   if (targetSplits === null) return null;
   return {diffDstPairs, srcPairs, diffDstBlocks, plan: split, targetCount: w.kernelSize * diffDstPairs, targetSplits, ...layout};
@@ -105,7 +97,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * is settled there and nothing along the row is tested or looped over. A src row outside (a
  * pad) adds nothing: its products are selected away (not multiplied by 0: 0 · Infinity is NaN).
  *
- * As depthwise rows (depthwise_rows.ts) do for depthwise layers, this trades wide tiles' steps
+ * As depthwise rows (depthwise.ts) do for depthwise layers, this trades wide tiles' steps
  * along a row (two positions each, tested at the row's ends, a row's set-up every few steps on
  * narrow images) for straight-line code: on SwiftShader a call costs its reads and the code it
  * runs per read.
@@ -117,22 +109,23 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * heights, channel counts, the stride, dilation and pad along the height, the split and the
  * textures' sizes are uniforms, so one shader serves every batch size.
  */
-export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows,
-                                 textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
+export function denseRowsProgram(geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DENSE_ROWS, geometry, rows, textures);
+}
+
+/** denseRowsProgram's uniforms besides the packed reads'. */
+function denseRowsUniforms(geometry: FilterGradientGeometry, rows: DenseRows): Uniform[] {
+  const [, h] = spatialAxesAs3d(geometry.axes);
+  return [
     rowSplitUniform(rows.plan, h),
     ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
-    ['srcPairs', 'int', [rows.srcPairs]],
+    ['srcPairs', 'int[]', [rows.srcPairs]],
     splitGridUniform(rows.targetSplits),
   ];
-  const text: DenseRowsText = {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), diffDstPairs: rows.diffDstPairs,
-    srcPitch: rows.srcPitch,
-  };
-  return {name: 'DenseRowsProgram', source: denseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
 }
+
+const denseRowsTextKey = (geometry: FilterGradientGeometry, rows: DenseRows, textures: PassTextures, uniforms: readonly Uniform[]):
+    DenseRowsText => ({...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms), diffDstPairs: rows.diffDstPairs, srcPitch: rows.srcPitch});
 
 /** What denseRowsProgram's text is made from: its cache key. */
 interface DenseRowsText extends WrittenRowsText {
@@ -166,22 +159,22 @@ const denseRowsText = textPerKey((text: DenseRowsText) => {
   // both ways.
   const addRowSums = text.kernelRowsAlwaysInside ? '' : `
           bvec4 insideLanes = bvec4(srcY >= 0 && srcY < rowSplit.w);
-          ${sums.map(name => `${name} = mix(${name}, ${name} + ${rowSumOf(name, false)}, insideLanes);`).join('\n          ')}`;
+          ${lines(sums.map(name => `${name} = mix(${name}, ${name} + ${rowSumOf(name, false)}, insideLanes);`), 10)}`;
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${sums.map((_, q) => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${lines(sums.map((_, q) => `layout(location = ${q}) out vec4 target${q};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int kernelRow = fragment.y / srcPairs[0];
         int srcCol = 2 * (fragment.y - kernelRow * srcPairs[0]);
         int diffDstCol = 2 * ${B} * fragment.x;
-        ${sums.map(name => `vec4 ${name} = vec4(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec4 ${name} = vec4(0.0);`), 8)}
 ${writtenRowsLoop(`
           int srcY = y * heightAxis.x + kernelRow * heightAxis.y - heightAxis.z;${pairs.map(b => `
           ivec2 diffDstAt${b} = diffDstTexelOf(row * ${text.diffDstPitch}, diffDstCol + ${2 * b});`).join('')}
           ivec2 srcAt = srcTexelOf((n * rowSplit.w + ${srcRowInImage('srcY', text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, srcCol);${
       declareRowSums(sums, 'vec4', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${sums.map((name, q) => `target${q} = ${name};`).join('\n        ')}
+        ${lines(sums.map((name, q) => `target${q} = ${name};`), 8)}
       }
 `;
 });
@@ -202,3 +195,10 @@ export function denseRowsTargetLocation(rows: DenseRows): TargetLocation {
         int row = 2 * (k.y * tiling[0] + srcPair);
         int col = 2 * block;`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const DENSE_ROWS: MultiTargetPass<DenseRows, DenseRowsText> = Object.freeze<MultiTargetPass<DenseRows, DenseRowsText>>({
+  name: 'dense rows', family: 'dense', form: 'writtenRows', programName: 'DenseRowsProgram', arrangement: 'channelTexels', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDenseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
+  location: (_, params) => denseRowsTargetLocation(params),
+  uniforms: denseRowsUniforms, textKey: denseRowsTextKey, text: denseRowsText});

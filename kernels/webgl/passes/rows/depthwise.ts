@@ -1,18 +1,23 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
-import type {TargetLocation} from './arrange_targets';
-import type {Uniform} from './filter_gradient_program';
-import {intUniformValues, MultiTargetProgram, textPerKey} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from './sum_target_splits';
-import {declareRowSums, interleavedRowSteps, kernelRowsAlwaysInside, MAX_WRITTEN_ROW_PRODUCTS, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, WRITTEN_ROWS_MAX_WIDTH, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+// Depthwise rows: the multi-target pass 1 for depthwise problems whose diffDst rows are narrow enough to be
+// written out in the text (see passes/pass.ts; the looping pass: ../loops/depthwise_taps.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import {MultiTargetProgram} from '../../multi_target';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
+import {declareRowSums, interleavedRowSteps, readDiffDstTexel, rowLayout, rowMeetings, rowSplitUniform, rowSumOf, srcRowInImage, srcTexelsAt, writtenRowsLoop, WrittenRowsText, writtenRowsText} from './written_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {blockRowsOf} from '../../plan/inputs';
+import {textPerKey} from '../../../text_per_key';
 
 /** Every tap of one channel pair a fragment, for a depthwise problem on narrow images (see depthwiseRowsProgram). */
 export interface DepthwiseRows {
   /** Taps of the kernel (its height × width), two per target. */
   readonly taps: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   readonly targetCount: number;
   /** Where the targets hold each split (see TargetSplits): a block of [channel pairs, 1] texels. */
   readonly targetSplits: TargetSplits;
@@ -21,34 +26,22 @@ export interface DepthwiseRows {
   readonly diffDstPitch: number;
 }
 
-/**
- * Tuning flag: the widest diffDst rows depthwise rows take (default WRITTEN_ROWS_MAX_WIDTH; 0
- * leaves every depthwise problem to wide taps, whose steps loop along the row).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH';
-/** Tuning flag: the fragments depthwise rows' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS';
-/**
- * Fewer fragments than wide taps aim at (4,096): a fragment's set-up and its share of pass 2
- * weigh against rows that each hold a whole image row's products, and the channel pairs down
- * the targets' rows keep SwiftShader's threads busy with few splits.
- */
-const TARGET_FRAGMENTS = 512;
+export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from '../../plan/device';
 
 /**
  * Depthwise rows for a depthwise problem (one src and one diffDst channel a group) in
- * channels-last data, 1-D or 2-D, with diffDst rows of at most WRITTEN_ROWS_MAX_WIDTH
- * positions, laid out position after position (row (n · height + y) · width + x of the
+ * channels-last data, 1-D or 2-D, with diffDst rows of at most the profile's
+ * depthwiseRows.maxWidth positions, laid out position after position (row (n · height + y) · width + x of the
  * tensor), each image row starting at a texel of both inputs' textures (see rowLayout in
  * written_rows.ts), given how many targets a
  * draw may write and the largest texture side tfjs allocates unfolded; null for any other
  * problem (wide taps then take it).
  */
 export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                                  blockRows: {readonly src: number; readonly diffDst: number}): DepthwiseRows | null {
+                                  blockRows: {readonly src: number; readonly diffDst: number},
+                                  profile: WebglProfile = tunedWebglProfile()): DepthwiseRows | null {
   const {src, diffDst, groups} = geometry;
-  // Read first, so the flag is registered (and a bench's --variant can set it) whatever the problem.
-  const maxWidth = tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, WRITTEN_ROWS_MAX_WIDTH);
+  const maxWidth = profile.depthwiseRows.maxWidth;
   if (geometry.dataFormat !== 'NXC' || src.channelsPerGroup !== 1 || diffDst.channelsPerGroup !== 1 || groups < 2 ||
       geometry.spatialRank > 2) {
     return null;
@@ -58,12 +51,11 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
   const targetCount = Math.ceil(taps / 2);
   const channelPairs = Math.ceil(groups / 2);
   const layout = rowLayout(geometry, blockRows);
-  if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > MAX_WRITTEN_ROW_PRODUCTS ||
+  if (layout === null || w.diffDstSize > maxWidth || taps * w.diffDstSize > profile.maxWrittenRowProducts ||
       targetCount > maxTargets) {
     return null;
   }
-  const split = splitReduction(geometry, 2 * taps, Infinity,
-                               tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const split = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.depthwiseRows.targetFragments);
   // At least two splits where there are two rows: a 2 × 2 block of fragments spans two.
   const rowsPerSplit = split.splits === 1 && split.rows > 1 ? Math.ceil(split.rows / 2) : split.rowsPerSplit;
   const plan = {...split, rowsPerSplit, splits: Math.ceil(split.rows / rowsPerSplit)};
@@ -95,21 +87,20 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * batch, heights, the stride, dilation and pad along the height, the split and the textures'
  * sizes are uniforms, so one shader serves every batch size.
  */
-export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows,
-                                     textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const [, h, w] = spatialAxesAs3d(geometry.axes);
-  const ints: Uniform[] = [
-    rowSplitUniform(rows.plan, h),
-    ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]],
-    splitGridUniform(rows.targetSplits),
-  ];
-  const text: DepthwiseRowsText = {
-    ...writtenRowsText(w, rows.diffDstPitch, kernelRowsAlwaysInside(h), textures, ints), kernelHeight: h.kernelSize,
-    srcPitch: rows.srcPitch,
-  };
-  return {name: 'DepthwiseRowsProgram', source: depthwiseRowsText(text), inputNames: ['src', 'diffDst'],
-          uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
+export function depthwiseRowsProgram(geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DEPTHWISE_ROWS, geometry, rows, textures);
 }
+
+/** depthwiseRowsProgram's uniforms besides the packed reads'. */
+function depthwiseRowsUniforms(geometry: FilterGradientGeometry, rows: DepthwiseRows): Uniform[] {
+  const [, h] = spatialAxesAs3d(geometry.axes);
+  return [rowSplitUniform(rows.plan, h), ['heightAxis', 'ivec3', [h.stride, h.dilation, h.padBegin]], splitGridUniform(rows.targetSplits)];
+}
+
+const depthwiseRowsTextKey = (geometry: FilterGradientGeometry, rows: DepthwiseRows, textures: PassTextures,
+                              uniforms: readonly Uniform[]): DepthwiseRowsText =>
+    ({...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms), kernelHeight: spatialAxesAs3d(geometry.axes)[1].kernelSize,
+      srcPitch: rows.srcPitch});
 
 /** What depthwiseRowsProgram's text is made from: its cache key. */
 interface DepthwiseRowsText extends WrittenRowsText {
@@ -135,7 +126,7 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
           ${rowSum(tap(ky, kx))} += ${terms.join(' + ')};`;
   }).join('');
   // The dy row first, then per kernel row its src texels as its products first need them: one
-  // src row at a time, which SwiftShader runs faster than the rows' reads interleaved.
+  // src row at a time, not the rows' reads interleaved.
   const texelsAlong = Math.ceil(w.diffDstSize / 2);
   const steps = [...Array(texelsAlong).keys()].map(j => readDiffDstTexel('diffDstAt', j, `d${j}`, '          ')).join('') +
       kernelRows.map(ky => interleavedRowSteps(texelsAlong, () => '',
@@ -147,17 +138,17 @@ const depthwiseRowsText = textPerKey((text: DepthwiseRowsText) => {
   const tapSum = (t: number) => t < taps ? sum(t) : 'vec2(0.0)';
   return `${packedReadsHeader(text.inputs)}
       ${text.intUniforms}
-      ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`).join('\n      ')}
+      ${lines([...Array(Math.ceil(taps / 2)).keys()].map(q => `layout(location = ${q}) out vec4 target${q};`), 6)}
       void main() {
         ${SPLIT_OF_FRAGMENT}
         int col = 2 * fragment.y;
-        ${sums.map(name => `vec2 ${name} = vec2(0.0);`).join('\n        ')}
+        ${lines(sums.map(name => `vec2 ${name} = vec2(0.0);`), 8)}
 ${writtenRowsLoop(`
           ivec2 diffDstAt = diffDstTexelOf(row * ${text.diffDstPitch}, col);${kernelRows.map(ky => `
           int srcY${ky} = y * heightAxis.x + ${ky} * heightAxis.y - heightAxis.z;
           ivec2 srcAt${ky} = srcTexelOf((n * rowSplit.w + ${srcRowInImage(`srcY${ky}`, text.kernelRowsAlwaysInside)}) * ${text.srcPitch}, col);`).join('')}${
       declareRowSums(sums, 'vec2', text.kernelRowsAlwaysInside)}${steps}${addRowSums}`)}
-        ${[...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`).join('\n        ')}
+        ${lines([...Array(Math.ceil(taps / 2)).keys()].map(q => `target${q} = vec4(${tapSum(2 * q)}, ${tapSum(2 * q + 1)});`), 8)}
       }
 `;
 });
@@ -175,3 +166,11 @@ export function depthwiseRowsTargetLocation(rows: DepthwiseRows): TargetLocation
         int row = 2 * pair;
         int col = 0;`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const DEPTHWISE_ROWS: MultiTargetPass<DepthwiseRows, DepthwiseRowsText> =
+    Object.freeze<MultiTargetPass<DepthwiseRows, DepthwiseRowsText>>({
+  name: 'depthwise rows', family: 'depthwise', form: 'writtenRows', programName: 'DepthwiseRowsProgram', arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDepthwiseRows(geometry, device.maxDrawBuffers, device.maxTextureSize, blockRowsOf(inputs), device.profile),
+  location: (_, params) => depthwiseRowsTargetLocation(params),
+  uniforms: depthwiseRowsUniforms, textKey: depthwiseRowsTextKey, text: depthwiseRowsText});

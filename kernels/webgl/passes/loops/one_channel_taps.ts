@@ -1,11 +1,17 @@
-import {FilterGradientGeometry, spatialAxesAs3d} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
-import type {TargetLocation} from './arrange_targets';
-import {declareIntUniforms, intUniformValues, MultiTargetProgram} from './multi_target';
-import {PackedTexture, packedReadsHeader, packedReadsUniforms} from './packed_reads';
-import {ReductionPlan, splitReduction} from './reduction_plan';
-import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from './sum_target_splits';
-import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, tapRowsUniforms, wholeRowSteps} from './tap_rows';
+// Thin taps: the multi-target pass 1 for problems with one src channel, looping along the rows (see
+// passes/pass.ts; for narrow rows: ../rows/one_channel.ts).
+import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
+import type {TargetLocation} from '../../finish/arrange_targets';
+import type {MultiTargetProgram} from '../../multi_target';
+import {lines, Uniform} from '../../glsl/builder';
+import {packedReadsHeader} from '../../glsl/packed_reads';
+import {tunedWebglProfile, WebglProfile} from '../../plan/device';
+import {RowSplit, splitReduction} from '../../plan/splits';
+import {planSplitGrid, SPLIT_OF_FRAGMENT, TargetSplits} from '../../finish/sum_target_splits';
+import {stepAdvance, stepValues, TAP_ROWS_FUNCTIONS, tapBlockSetup, tapRowsLoop, TapRowsText, tapRowsText,
+        tapRowsUniforms} from './tap_rows';
+import {MultiTargetPass, passProgram, PassTextures} from '../pass';
+import {textPerKey} from '../../../text_per_key';
 
 /**
  * The shape of work for a problem with one src channel (a first layer on grey-scale data or a
@@ -25,7 +31,7 @@ export interface ThinTaps {
   readonly pairBlocks: number;
   /** src texels a step spans (see thinTapsProgram). */
   readonly stepTexels: number;
-  readonly plan: Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
+  readonly plan: RowSplit;
   /**
    * Where the targets hold each split (see TargetSplits): a block of [1, pairBlocks · kernelRows
    * · tapBlocks] texels, the kernel block fastest along the row.
@@ -40,37 +46,23 @@ export interface ThinTaps {
  * than 2 targets, or when the targets cannot fit.
  *
  * The widest tap block first (a step's src texels serve every tap: its reads grow with the
- * stride, not with the taps), up to 8 taps (wide_taps.ts: SwiftShader lost its context on 16),
- * then as many channel pairs as the remaining targets hold, up to MAX_TAP_PAIRS taps × pairs:
- * 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8 kernel.
+ * stride, not with the taps), up to the profile's maxTaps,
+ * then as many channel pairs as the remaining targets hold, up to the profile's maxTapPairs taps
+ * × pairs: 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8
+ * kernel.
  */
-/**
- * At most this many (tap, channel pair) products a position: the shader's step holds 4 times
- * that many multiply-adds, three times over (the loops at the ends of a row and in between), so
- * this bounds the shader's size and with it SwiftShader's compile time, which grows steeply with
- * the step.
- */
-const MAX_TAP_PAIRS = 12;
-/** Tuning flag: the fragments thin taps' split aims at (default TARGET_FRAGMENTS; see splitReduction). */
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS';
-/**
- * Far fewer fragments than the dense passes aim at (16,384): a thin layer's filter is small
- * (200 elements at 5 × 5, 1 → 8), so that many fragments would be hundreds of short splits, each
- * with its row set-up and its read in pass 2; 512 makes a few dozen longer ones.
- */
-const TARGET_FRAGMENTS = 512;
-
-export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number): ThinTaps | null {
+export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                             profile: WebglProfile = tunedWebglProfile()): ThinTaps | null {
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || geometry.src.channelsPerGroup !== 1 ||
       geometry.diffDst.channelsPerGroup < 2) {
     return null;
   }
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const targetLimit = Math.min(8, maxTargets);
-  const taps = Math.min(w.kernelSize, 2 * Math.min(4, targetLimit));
+  const targetLimit = Math.min(profile.maxTargets, maxTargets);
+  const taps = Math.min(w.kernelSize, profile.maxTaps, targetLimit * 2);
   const tapTargets = Math.ceil(taps / 2);
   const pairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
-  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(MAX_TAP_PAIRS / taps))));
+  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(profile.thinTaps.maxTapPairs / taps))));
   if (tapTargets * pairs < 2) return null;
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
@@ -78,8 +70,7 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const pairBlocks = Math.ceil(pairsInGroup / pairs);
-  const plan = splitReduction(geometry, 2 * taps * pairs, Infinity,
-                              tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS, TARGET_FRAGMENTS));
+  const plan = splitReduction(geometry, 2 * taps * pairs, profile.split, Infinity, profile.thinTaps.targetFragments);
   const targetSplits = planSplitGrid(1, pairBlocks * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetSplits};
 }
@@ -108,17 +99,25 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * from) and whether each input's texture is folded; sizes, the other strides, pads and
  * dilations, the split and the textures' sizes are uniforms.
  */
-export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps,
-                                textures: {src: PackedTexture; diffDst: PackedTexture}): MultiTargetProgram {
-  const {taps, pairs} = thin;
-  const w = spatialAxesAs3d(geometry.axes)[2];
-  const stride = w.stride;
-  const dilation = w.dilation;
-  const ints = tapRowsUniforms(geometry, textures, thin);
+export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures): MultiTargetProgram {
+  return passProgram(THIN_TAPS, geometry, thin, textures);
+}
+
+/** What thinTapsProgram's text is made from: its cache key. */
+interface ThinTapsText extends TapRowsText {
+  /** diffDst channel pairs a fragment takes. */
+  readonly pairs: number;
+}
+
+const thinTapsTextKey = (geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures, uniforms: readonly Uniform[]):
+    ThinTapsText => ({...tapRowsText(geometry, thin, textures, uniforms), pairs: thin.pairs});
+
+const thinTapsText = textPerKey((key: ThinTapsText) => {
+  const {taps, pairs, stride, dilation, wholeRows} = key;
   const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);
   const pairIndices = Array.from({length: pairs}, (_, j) => j);
   const targets = tapTargets.flatMap(q => pairIndices.map(j => ({q, j, index: q * pairs + j})));
-  const texelCount = thin.stepTexels;
+  const texelCount = key.stepTexels;
   const value = (p: number) => `x${p}`;
   // The src view has one channel: a texel holds it at .x (first position) and .z (second).
   const {offsets, values} = stepValues(taps, stride, dilation, 'float', p => `t${p >> 1}.${p % 2 === 1 ? 'z' : 'x'}`);
@@ -130,7 +129,7 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
   };
   const product = (t: number, position: 0 | 1, j: number) => `${value(offsets(t)[position])} * y${j}.${position === 0 ? 'xy' : 'zw'}`;
   // Outside the middle range each tap and position is tested, by an if around its products
-  // (selects on bools there made SwiftShader take minutes to compile the shader).
+  // (selects on bools there make the shader compiler's work grow steeply).
   const testedProducts = (t: number, position: 0 | 1) => `
             if (valid${position === 0 ? 'A' : 'B'} && insideRow(w + ${offsets(t)[position]})) {${pairIndices.map(j => `
               sum${t >> 1}_${j}.${t % 2 === 1 ? 'zw' : 'xy'} += ${product(t, position, j)};`).join('')}
@@ -146,9 +145,9 @@ export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps
             ${accumulate(q, j, product)}`).join('')}
 
 ${stepAdvance(stride, texelCount)}`;
-  const source = `${packedReadsHeader(textures)}
-      ${declareIntUniforms(ints)}
-      ${targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`).join('\n      ')}
+  return `${packedReadsHeader(key.inputs)}
+      ${key.intUniforms}
+      ${lines(targets.map(({index}) => `layout(location = ${index}) out vec4 target${index};`), 6)}
 ${TAP_ROWS_FUNCTIONS}
       void main() {
         ${SPLIT_OF_FRAGMENT}
@@ -161,15 +160,14 @@ ${TAP_ROWS_FUNCTIONS}
         int tapBlock = kernelBlock - sizes.z * (kernelBlock / sizes.z);
         int kernelRow = kernelBlock / sizes.z;
         int diffDstChannel = ${2 * pairs} * pairBlock;${tapBlockSetup(taps, stride, dilation)}
-        ${targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`).join('\n        ')}
-${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows: wholeRowSteps(geometry, textures.diffDst),
+        ${lines(targets.map(({q, j}) => `vec4 sum${q}_${j} = vec4(0.0);`), 8)}
+${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 'diffDstChannel', step, wholeRows,
                  diffDstCursors: pairIndices.map(j => `
           ivec2 diffDstAt${j} = diffDstTexelOf(diffDstRow + pw, diffDstCol + ${2 * j});`).join('')})}
-        ${targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`).join('\n        ')}
+        ${lines(targets.map(({q, j, index}) => `target${index} = sum${q}_${j};`), 8)}
       }
 `;
-  return {name: 'ThinTapsProgram', source, inputNames: ['src', 'diffDst'], uniforms: [...packedReadsUniforms(textures), ...intUniformValues(ints)]};
-}
+});
 
 /**
  * Where thinTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
@@ -189,3 +187,10 @@ export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
         int row = 0;
         int col = 2 * (pairBlock * tiling[1] * tiling[0] + kernelBlock);`};
 }
+
+/** The pass (see MultiTargetPass). */
+export const THIN_TAPS: MultiTargetPass<ThinTaps, ThinTapsText> = Object.freeze<MultiTargetPass<ThinTaps, ThinTapsText>>({
+  name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: 'ThinTapsProgram', arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device) => planThinTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
+  location: (_, params) => thinTapsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: thinTapsTextKey, text: thinTapsText});

@@ -1,96 +1,9 @@
 import type {GPGPUProgram} from '@tensorflow/tfjs-backend-webgl';
 
-import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../src/geometry';
-import type {ReductionPlan} from './reduction_plan';
-
-export type UniformType = 'int' | 'ivec2' | 'ivec3' | 'ivec4';
-
-/** Where a filter axis goes in the canonical indices; spatial axes as components of ivec3 k. */
-type FilterRole = 'diffDstChannel' | 'srcChannel' | 'k.x' | 'k.y' | 'k.z';
-
-interface FilterAxis {
-  readonly role: FilterRole;
-  readonly stride: number;
-  readonly size: number;
-}
-
-/**
- * The filter's axes in layout order, found from the geometry's strides alone (largest first;
- * of two equal strides the size-1 axis is the inner one), so the shader needs no notion of
- * format letters: it peels the output element's flat index apart axis by axis.
- */
-export function filterAxesInLayoutOrder(geometry: FilterGradientGeometry): FilterAxis[] {
-  const {filterStrides, groups, diffDst, src, axes} = geometry;
-  const spatialComponents = ['k.x', 'k.y', 'k.z'].slice(3 - axes.length) as FilterRole[];
-  const all: FilterAxis[] = [
-    {role: 'diffDstChannel', stride: filterStrides.diffDstChannel, size: groups * diffDst.channelsPerGroup},
-    {role: 'srcChannel', stride: filterStrides.srcChannel, size: src.channelsPerGroup},
-    ...axes.map((axis, i) => ({role: spatialComponents[i], stride: axis.filterStride, size: axis.kernelSize})),
-  ];
-  return all.sort((a, b) => b.stride - a.stride || Number(a.size === 1) - Number(b.size === 1));
-}
-
-/**
- * Each tensor is read as the 2-D view [elements / last axis, last axis], the shape tfjs gives
- * its texture whenever that fits, so a read is (row, col) → uv with no integer division. An
- * element's row and column are sums of index × stride over (batch, channel, d, h, w): the last
- * axis (channels for NXC, w for NCX) steps the column, every other axis the row.
- */
-export function tensorUniforms(
-    name: string, tensor: FilterGradientGeometry['src'], spatialStrides: number[],
-    dataFormat: FilterGradientGeometry['dataFormat'], blockRows = 0): Array<[string, UniformType, number[]]> {
-  const columns = tensor.shape[tensor.shape.length - 1];
-  const elementStrides = [tensor.batchStride, tensor.channelStride, ...spatialStrides];
-  const lastAxis = dataFormat === 'NXC' ? 1 : 4;
-  // Blocks of an odd number of rows, each padded to an even one (see PackedTexture.blockRows):
-  // the axes that step whole blocks step padded ones. The innermost spatial axis of channels-last
-  // data steps one position within a block, also where a block is a single position (a row of
-  // width 1): the row sweeps count a row's view rows with it.
-  const padded = (rows: number) => blockRows % 2 === 1 && rows >= blockRows ? rows / blockRows * (blockRows + 1) : rows;
-  const innermost = elementStrides.length - 1;
-  const rowStrides = elementStrides.map((stride, axis) => axis === lastAxis ? 0 :
-                                                          dataFormat === 'NXC' && axis === innermost ? stride / columns :
-                                                                                                       padded(stride / columns));
-  const columnStrides = elementStrides.map((_, axis) => axis === lastAxis ? 1 : 0);
-  return [[`${name}RowStrides`, 'int', rowStrides], [`${name}ColStrides`, 'int', columnStrides]];
-}
-
-export type Uniform = [name: string, type: UniformType, values: number[]];
-
-/**
- * The geometry as the uniforms every pass-1 program reads: src and diffDst sizes, strides,
- * dilations and leading pads (ivec3, d/h/w), and both tensors' row and column strides (see
- * tensorUniforms), rows counted in padded blocks where `blockRows` gives a tensor's odd block size
- * (see PackedTexture.blockRows). The kernel size is left to the caller (one program reads filter
- * strides instead).
- */
-export function geometryUniforms(geometry: FilterGradientGeometry, blockRows = {src: 0, diffDst: 0}): Uniform[] {
-  const [d, h, w] = spatialAxesAs3d(geometry.axes);
-  const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
-  return [
-    ['srcSize', 'ivec3', each(axis => axis.srcSize)],
-    ['diffDstSize', 'ivec3', each(axis => axis.diffDstSize)],
-    ['stride', 'ivec3', each(axis => axis.stride)],
-    ['dilation', 'ivec3', each(axis => axis.dilation)],
-    ['padBegin', 'ivec3', each(axis => axis.padBegin)],
-    ...tensorUniforms('src', geometry.src, each(axis => axis.srcStride), geometry.dataFormat, blockRows.src),
-    ...tensorUniforms('diffDst', geometry.diffDst, each(axis => axis.diffDstStride), geometry.dataFormat, blockRows.diffDst),
-  ];
-}
-
-function declare(uniforms: Uniform[]): Array<{name: string; type: UniformType; arrayIndex?: number}> {
-  return uniforms.map(([name, type, values]) => type === 'int' ? {name, type, arrayIndex: values.length} : {name, type});
-}
-
-/**
- * GLSL that peels a flat filter index `rest` (in the requested layout) into the canonical
- * indices diffDstChannel, srcChannel and ivec3 k, with the uniform `filterAxisStrides`.
- */
-export function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
-  return filterAxes.map((axis, i) => `
-        ${axis.role.startsWith('k.') ? axis.role : `int ${axis.role}`} = rest / filterAxisStrides[${i}];
-        rest -= ${axis.role} * filterAxisStrides[${i}];`).join('');
-}
+import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../src/geometry';
+import {customUniforms, customUniformValues, lines, Uniform} from '../glsl/builder';
+import {decodeFilterIndex, filterAxesInLayoutOrder, geometryUniforms, INSIDE_FUNCTIONS, position, splitRowsLoop} from '../glsl/geometry';
+import type {ReductionPlan} from '../plan/splits';
 
 /**
  * Pass 1 of the webgl filter gradient: partial sums of the canonical reduction over splits of
@@ -122,8 +35,8 @@ export function decodeFilterIndex(filterAxes: readonly FilterAxis[]): string {
  *   - with direct reads (WebGL 2, textures holding their views row-major: the usual case, see
  *     readFunctions) the program runs with shape uniforms, so the key holds no shapes and one
  *     program serves every batch size; otherwise it reads through tfjs's samplers with the
- *     shapes baked in (their shape-uniform versions divide by a uniform on every read, 1.2–2×
- *     slower on SwiftShader), and a new tensor shape compiles a new program.
+ *     shapes baked in (their shape-uniform versions divide by a uniform on every read), and a
+ *     new tensor shape compiles a new program.
  */
 export class FilterGradientProgram implements GPGPUProgram {
   readonly variableNames = ['src', 'diffDst'];
@@ -132,7 +45,7 @@ export class FilterGradientProgram implements GPGPUProgram {
   readonly packedOutput: boolean;
   readonly packedInputs: boolean;
   readonly enableShapeUniforms: boolean;
-  readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
+  readonly customUniforms: ReturnType<typeof customUniforms>;
   private readonly uniformValues: number[][];
 
   /** `directReads`: WebGL 2, and both inputs' textures hold their 2-D views row-major (see readFunctions). */
@@ -148,15 +61,15 @@ export class FilterGradientProgram implements GPGPUProgram {
     const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
     const filterAxes = filterAxesInLayoutOrder(geometry);
     const uniforms: Uniform[] = [
-      mode === 'single' ? ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)] :
+      mode === 'single' ? ['filterAxisStrides', 'int[]', filterAxes.map(axis => axis.stride)] :
                           ['kernelSize', 'ivec3', each(axis => axis.kernelSize)],
       ...geometryUniforms(geometry),
       ['sizes', 'ivec4', [srcPerGroup, diffDstPerGroup, plan.rowsPerSplit, plan.rows]],
     ];
     this.packedInputs = mode === 'packedTiles';
     this.enableShapeUniforms = directReads;
-    this.customUniforms = declare(uniforms);
-    this.uniformValues = uniforms.map(([, , values]) => values);
+    this.customUniforms = customUniforms(uniforms);
+    this.uniformValues = customUniformValues(uniforms);
     this.packedOutput = mode !== 'single';
     this.outputShape = mode === 'channelTiles' || mode === 'packedTiles' ?
         [plan.splits * geometry.groups * kernelVolume, srcPerGroup, diffDstPerGroup] :
@@ -226,7 +139,7 @@ export class FilterGradientProgram implements GPGPUProgram {
           int srcRow = ${position('src', 'Row', 'n', 'srcChannelAll', 'tap')};
           int srcCol = ${position('src', 'Col', 'n', 'srcChannelAll', 'tap')};
           int w = first.z * stride.z + shift.z;
-          ${[0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`).join('\n          ')}`,
+          ${lines([0, 1, 2, 3].map(t => `float x${t} = srcAt(srcRow, srcCol, w + ${t} * dilation.z);`), 10)}`,
     }[mode];
     const accumulate = {
       packedTiles: '',
@@ -304,44 +217,12 @@ ${splitRowsLoop(rowsPerSplit, 'sizes.z', 'sizes.w')}
 }
 
 /**
- * GLSL opening the loop over a fragment's split of the diffDst rows (batch × depth × height):
- * rows [split · perSplit, +perSplit) below `rows`, decoded into n, pd and ph, skipping those
- * whose tap falls outside src in depth or height (first/end .x and .y). The caller closes it.
- */
-export function splitRowsLoop(loopBound: string, perSplit: string, rows: string): string {
-  return `        int rowBegin = split * ${perSplit};
-        for (int i = 0; i < ${loopBound}; i++) {
-          int row = rowBegin + i;
-          if (row >= ${rows}) break;
-          int outer = row / diffDstSize.y;
-          int ph = row - outer * diffDstSize.y;
-          int n = outer / diffDstSize.x;
-          int pd = outer - n * diffDstSize.x;
-          if (pd < first.x || pd >= end.x || ph < first.y || ph >= end.y) continue;`;
-}
-
-/** GLSL: the range of diffDst positions whose tap stays inside src along one axis. */
-export const INSIDE_FUNCTIONS = `
-      // First diffDst position p with p·stride + shift ≥ 0, and one past the last with
-      // p·stride + shift < srcSize, clamped to [0, dstSize]: the taps that stay inside src.
-      int firstInside(int shift, int stride) {
-        return shift >= 0 ? 0 : (stride - 1 - shift) / stride;
-      }
-      int endInside(int shift, int stride, int srcSize, int dstSize) {
-        int room = srcSize - 1 - shift;
-        if (room < 0) return 0;
-        int end = room / stride + 1;
-        return end < dstSize ? end : dstSize;
-      }
-`;
-
-/**
  * How pass 1 reads its inputs: readSrc / readDiffDst (a float, or a texel of 2 × 2 for packed
  * inputs) at (row, col) of the tensor's 2-D view.
  *
  * Without `directReads` they are tfjs's samplers, whose text bakes in the tensors' shapes, so a
  * new shape (a new batch size) compiles a new program. With it — the kernel has checked that
- * both textures hold their views row-major (see textureLayout in filter_gradient_kernel.ts) — the program runs with
+ * both textures hold their views row-major (see textureLayout in input_views.ts) — the program runs with
  * tfjs's shape uniforms, so one program serves every batch size, and reads the textures itself:
  * uv = ((col, row) + ½) × the reciprocal of the texture's size, one multiply-add, as tfjs's
  * fixed-shape fast path does (tfjs's own samplers would divide by uniforms on every read).
@@ -422,8 +303,8 @@ function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): s
             sum += ${tested ? `vec4(${taps.map(t => `tapInside(w + ${t} * dilation.z) ? y * x${t} : 0.0`).join(', ')})` :
                               'y * vec4(x0, x1, x2, x3)'};
             w += stride.z;
-            ${taps.map(t => t + tapShift < 4 ? `x${t} = x${t + tapShift};` : `x${t} = ${tested ? 'srcAt' : 'srcInside'}(srcRow, srcCol, w + ${t} * dilation.z);`)
-                .join('\n            ')}
+            ${lines(taps.map(t => t + tapShift < 4 ? `x${t} = x${t + tapShift};` :
+                                                  `x${t} = ${tested ? 'srcAt' : 'srcInside'}(srcRow, srcCol, w + ${t} * dilation.z);`), 12)}
             diffDstRow += diffDstRowStep;
             diffDstCol += diffDstColStep;`;
   const loop = (until: string, tested: boolean) => webgl2 ? `
@@ -442,107 +323,4 @@ function kernelTapSweep(webgl2: boolean, rowLength: number, tapShift: number): s
           allInsideEnd = allInsideEnd < end.z ? allInsideEnd : end.z;
           allInsideEnd = allInsideEnd > allInsideFirst ? allInsideEnd : allInsideFirst;${
       loop('allInsideFirst', true)}${loop('allInsideEnd', false)}${loop('end.z', true)}`;
-}
-
-/** (row, col) of index × stride sums over (batch, channel, d, h, w) for tensor `t`. */
-export function position(t: string, part: 'Row' | 'Col', n: string, c: string, p: string): string {
-  return `${n} * ${t}${part}Strides[0] + ${c} * ${t}${part}Strides[1] + ${p}.x * ${t}${part}Strides[2] + ` +
-      `${p}.y * ${t}${part}Strides[3] + ${p}.z * ${t}${part}Strides[4]`;
-}
-
-/**
- * Pass 2 after the scalar pass 1: adds the splits, [filterSize, splits] → [filterSize].
- * Cache key: the shapes; the text bakes in the split count on WebGL 1 only.
- */
-export class SumSplitsProgram implements GPGPUProgram {
-  readonly variableNames = ['partial'];
-  readonly outputShape: number[];
-  readonly userCode: string;
-  readonly customUniforms = [{name: 'splits', type: 'int' as const}];
-  /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
-  readonly enableShapeUniforms: boolean;
-
-  constructor(filterSize: number, readonly splits: number, webgl2: boolean) {
-    this.enableShapeUniforms = webgl2;
-    this.outputShape = [filterSize];
-    this.userCode = `
-      void main() {
-        int element = getOutputCoords();
-        float sum = 0.0;
-        for (int s = 0; s < ${webgl2 ? 'splits' : splits}; s++) {
-          sum += getPartial(element, s);
-        }
-        setOutput(sum);
-      }
-    `;
-  }
-
-  uniforms(): number[][] {
-    return [[this.splits]];
-  }
-}
-
-/**
- * Pass 2 after a packed pass 1 ('channelTiles' or 'kernelTaps'): adds the splits and writes
- * each filter element where the requested layout puts it, [filterSize].
- * Cache key: the mode, the order of the filter axes and the shapes; on WebGL 1 also the split count.
- */
-export class ArrangeTilesProgram implements GPGPUProgram {
-  readonly variableNames = ['partial'];
-  readonly outputShape: number[];
-  readonly userCode: string;
-  readonly customUniforms: Array<{name: string; type: UniformType; arrayIndex?: number}>;
-  private readonly uniformValues: number[][];
-
-  /** WebGL 2: one program for every split count (the partial sums' shape is a uniform). */
-  readonly enableShapeUniforms: boolean;
-
-  constructor(geometry: FilterGradientGeometry, plan: ReductionPlan, webgl2: boolean) {
-    this.enableShapeUniforms = webgl2;
-    const [d, h, w] = spatialAxesAs3d(geometry.axes);
-    const filterAxes = filterAxesInLayoutOrder(geometry);
-    const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
-    const srcPerGroup = geometry.src.channelsPerGroup;
-    const diffDstPerGroup = geometry.diffDst.channelsPerGroup;
-    const tapQuads = Math.ceil(w.kernelSize / 4);
-    const quadsPerPair = d.kernelSize * h.kernelSize * tapQuads;
-    // Texels per split, and where filter element (channels, k) sits in split 0.
-    const channelTiles = plan.mode === 'channelTiles' || plan.mode === 'packedTiles';
-    const perSplit = channelTiles ? geometry.groups * kernelVolume :
-                                                    geometry.groups * srcPerGroup * diffDstPerGroup * quadsPerPair;
-    const locate = channelTiles ? `
-        int group = diffDstChannel / ${diffDstPerGroup};
-        int tile = group * ${kernelVolume} + (k.x * kernelSize.y + k.y) * kernelSize.z + k.z;
-        int row = srcChannel;
-        int col = diffDstChannel - group * ${diffDstPerGroup};` : `
-        int pair = diffDstChannel * ${srcPerGroup} + srcChannel;
-        int quad = k.z / 4;
-        int lane = k.z - 4 * quad;
-        int tile = pair * ${quadsPerPair} + (k.x * kernelSize.y + k.y) * ${tapQuads} + quad;
-        int row = lane / 2;
-        int col = lane - 2 * row;`;
-    const uniforms: Uniform[] = [
-      ['filterAxisStrides', 'int', filterAxes.map(axis => axis.stride)],
-      ['kernelSize', 'ivec3', [d.kernelSize, h.kernelSize, w.kernelSize]],
-      ['splits', 'int', [plan.splits]],
-    ];
-    this.customUniforms = declare(uniforms);
-    this.uniformValues = uniforms.map(([, , values]) => values);
-    this.outputShape = [geometry.filterSize];
-    this.userCode = `
-      void main() {
-        int rest = getOutputCoords();
-        ivec3 k = ivec3(0, 0, 0);${decodeFilterIndex(filterAxes)}${locate}
-        float sum = 0.0;
-        for (int s = 0; s < ${webgl2 ? 'splits[0]' : plan.splits}; s++) {
-          sum += getPartial(s * ${perSplit} + tile, row, col);
-        }
-        setOutput(sum);
-      }
-    `;
-  }
-
-  uniforms(): number[][] {
-    return this.uniformValues;
-  }
 }

@@ -2,14 +2,14 @@
 // shader reads the texel holding an element itself, with the texture's size as a uniform, so
 // no shape is baked into the text.
 
-import type {MultiTargetProgram} from './multi_target';
+import {declareUniforms, Uniform, UniformValue, uniformValues} from './builder';
 
 /** A packed 2-D view's texture: its shape as tfjs records it (in elements) and whether it is folded. */
 export interface PackedTexture {
   readonly texShape: readonly number[];
   /** The view's columns (elements per position). */
   readonly columns: number;
-  /** Texels in order but wrapped at the texture's width (see textureLayout in filter_gradient_kernel.ts). */
+  /** Texels in order but wrapped at the texture's width (see textureLayout in input_views.ts). */
   readonly folded: boolean;
   /**
    * 0 when the view's rows are the tensor's positions in order. Odd: tfjs packed the texture
@@ -79,30 +79,33 @@ function cursorFunctions(name: 'src' | 'diffDst', texture: Pick<PackedTexture, '
 }
 
 /**
- * The uniforms readFunction's and cursorFunctions' code uses: the reciprocal texture size in
- * texels and (for row-major reads) in elements, one view texel row as a texel step, and the
- * folding.
+ * The uniforms readFunction's and cursorFunctions' code uses, for both inputs: the reciprocal
+ * texture size in elements (row-major reads) and in texels, the folding, and one view texel row
+ * as a texel step; each one's values from the input's texture.
  */
-function textureUniforms(name: 'src' | 'diffDst', texture: PackedTexture):
-    MultiTargetProgram['uniforms'] {
-  const [height, width] = texture.texShape;
-  const texelWidth = Math.ceil(width / 2);
-  const texelHeight = Math.ceil(height / 2);
-  const rowStep = Math.ceil(texture.columns / 2);
-  return [
-    {name: `${name}TexelSize`, type: 'vec2', values: [1 / texelWidth, 1 / texelHeight]},
-    // One texel row of the view, as (x, y) texels of a folded texture (see cursorFunctions).
-    {name: `${name}TexelRowStep`, type: 'ivec2', values: [rowStep % texelWidth, Math.floor(rowStep / texelWidth)]},
-    {name: `${name}TexelScale`, type: 'vec2', values: [1 / width, 1 / height]},
-    {name: `${name}Folding`, type: 'ivec2', values: [Math.ceil(texture.columns / 2), texelWidth]},
-  ];
+const TEXTURE_UNIFORMS: ReadonlyArray<{suffix: string; type: 'vec2' | 'ivec2'; values: (texture: PackedTexture) => number[]}> = [
+  {suffix: 'TexelScale', type: 'vec2', values: ({texShape: [height, width]}) => [1 / width, 1 / height]},
+  {suffix: 'Folding', type: 'ivec2', values: ({texShape: [, width], columns}) => [Math.ceil(columns / 2), Math.ceil(width / 2)]},
+  {suffix: 'TexelSize', type: 'vec2', values: ({texShape: [height, width]}) => [1 / Math.ceil(width / 2), 1 / Math.ceil(height / 2)]},
+  // One texel row of the view, as (x, y) texels of a folded texture (see cursorFunctions).
+  {suffix: 'TexelRowStep', type: 'ivec2', values: ({texShape: [, width], columns}) => {
+    const texelWidth = Math.ceil(width / 2);
+    const rowStep = Math.ceil(columns / 2);
+    return [rowStep % texelWidth, Math.floor(rowStep / texelWidth)];
+  }},
+];
+
+/** TEXTURE_UNIFORMS for src and diffDst, with their values where the textures are given. */
+function textureUniforms(textures?: Inputs): Uniform[] {
+  return TEXTURE_UNIFORMS.flatMap(({suffix, type, values}) => (['src', 'diffDst'] as const).map(
+      (name): Uniform => [`${name}${suffix}`, type, textures === undefined ? [] : values(textures[name])]));
 }
 
-type Inputs = {src: PackedTexture; diffDst: PackedTexture};
+type Inputs = {readonly src: PackedTexture; readonly diffDst: PackedTexture};
 /** What of the inputs' textures packedReadsHeader's text depends on. */
 export type InputFolding = {readonly src: Pick<PackedTexture, 'folded'>; readonly diffDst: Pick<PackedTexture, 'folded'>};
 
-/** The inputs' InputFolding, for a pass's text key (see textPerKey in multi_target.ts). */
+/** The inputs' InputFolding, for a pass's text key (see textPerKey in kernels/text_per_key.ts). */
 export function inputFolding(textures: Inputs): InputFolding {
   return {src: {folded: textures.src.folded}, diffDst: {folded: textures.diffDst.folded}};
 }
@@ -119,14 +122,7 @@ export function packedReadsHeader(textures: InputFolding): string {
       precision highp sampler2D;
       uniform sampler2D src;
       uniform sampler2D diffDst;
-      uniform vec2 srcTexelScale;
-      uniform vec2 diffDstTexelScale;
-      uniform ivec2 srcFolding;
-      uniform ivec2 diffDstFolding;
-      uniform vec2 srcTexelSize;
-      uniform vec2 diffDstTexelSize;
-      uniform ivec2 srcTexelRowStep;
-      uniform ivec2 diffDstTexelRowStep;
+      ${declareUniforms(textureUniforms())}
       // The texel of 2 × 2 holding element (row, col) of a packed 2-D view.${
       (['src', 'diffDst'] as const).map(name => `
       ${cursorFunctions(name, textures[name])}
@@ -137,8 +133,8 @@ export function packedReadsHeader(textures: InputFolding): string {
 }
 
 /** The values of packedReadsHeader's uniforms. */
-export function packedReadsUniforms(textures: Inputs): MultiTargetProgram['uniforms'] {
-  return (['src', 'diffDst'] as const).flatMap(name => textureUniforms(name, textures[name]));
+export function packedReadsUniforms(textures: Inputs): UniformValue[] {
+  return uniformValues(textureUniforms(textures));
 }
 
 /**

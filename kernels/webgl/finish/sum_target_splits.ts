@@ -1,5 +1,5 @@
-import type {Uniform} from './filter_gradient_program';
-import type {MultiTargetProgram} from './multi_target';
+import {declareUniforms, lines, Uniform, uniformValues} from '../glsl/builder';
+import type {MultiTargetProgram} from '../multi_target';
 
 /**
  * Where a multi-target pass 1 puts its splits: each split's texels are one block of blockRows ×
@@ -54,6 +54,9 @@ export const SPLIT_OF_FRAGMENT = `ivec2 gridCell = ivec2(gl_FragCoord.xy) / spli
         int split = gridCell.y * splitGrid.z + gridCell.x;
         ivec2 fragment = ivec2(gl_FragCoord.xy) - gridCell * splitGrid.xy;`;
 
+/** sumTargetSplitsProgram's name (tf.profile, the bench's program counts). */
+export const SUM_TARGET_SPLITS_PROGRAM = 'SumTargetSplitsProgram';
+
 /**
  * Between a multi-target pass 1 and its arrangement (arrange_targets.ts), when pass 1 split
  * the reduction: adds each target's splits texel by texel into a target of one split's block,
@@ -69,17 +72,17 @@ export const SPLIT_OF_FRAGMENT = `ivec2 gridCell = ivec2(gl_FragCoord.xy) / spli
  */
 export function sumTargetSplitsProgram(targetCount: number, targetSplits: TargetSplits): MultiTargetProgram {
   const targets = [...Array(targetCount).keys()];
+  const uniforms: Uniform[] = [['splits', 'int', [targetSplits.splits]], splitGridUniform(targetSplits)];
   const source = `#version 300 es
       precision highp float;
       precision highp int;
       precision highp sampler2D;
-      ${targets.map(t => `uniform sampler2D target${t};`).join('\n      ')}
-      uniform int splits;
-      uniform ivec3 splitGrid;
-      ${targets.map(t => `layout(location = ${t}) out vec4 sum${t};`).join('\n      ')}
+      ${lines(targets.map(t => `uniform sampler2D target${t};`), 6)}
+      ${declareUniforms(uniforms)}
+      ${lines(targets.map(t => `layout(location = ${t}) out vec4 sum${t};`), 6)}
       void main() {
         ivec2 texel = ivec2(gl_FragCoord.xy);
-        ${targets.map(t => `sum${t} = vec4(0.0);`).join('\n        ')}
+        ${lines(targets.map(t => `sum${t} = vec4(0.0);`), 8)}
         for (int s = 0; s < splits; texel.y += splitGrid.y) {
           ivec2 block = texel;
           for (int column = 0; column < splitGrid.z && s < splits; column++) {${targets.map(t => `
@@ -90,11 +93,10 @@ export function sumTargetSplitsProgram(targetCount: number, targetSplits: Target
         }
       }
 `;
-  const [, type, values] = splitGridUniform(targetSplits);
   return {
-    name: 'SumTargetSplitsProgram',
+    name: SUM_TARGET_SPLITS_PROGRAM,
     source,
     inputNames: targets.map(t => `target${t}`),
-    uniforms: [{name: 'splits', type: 'int', values: [targetSplits.splits]}, {name: 'splitGrid', type, values}],
+    uniforms: uniformValues(uniforms),
   };
 }

@@ -1,5 +1,5 @@
-import type {FilterGradientGeometry} from '../../src/geometry';
-import {tuningFlag} from '../../src/tuning_flags';
+import type {FilterGradientGeometry} from '../../../src/geometry';
+import {tunedWebglProfile, WebglProfile} from './device';
 
 /**
  * How the webgl kernel splits the reduction over batch × diffDst positions. One fragment per
@@ -8,15 +8,15 @@ import {tuningFlag} from '../../src/tuning_flags';
  *
  * tfjs's own filter-gradient shader runs the whole reduction in one fragment per filter
  * element: with few filter elements (depthwise, 1×1) and a long reduction that leaves most of
- * the GPU idle. Splitting until there are about TARGET_FRAGMENTS fragments, but never below
- * MIN_PRODUCTS multiply-adds per fragment, keeps every unit busy without drowning short
- * reductions in a second pass.
+ * the GPU idle. Splitting until there are about the profile's targetFragments fragments, but
+ * never below its minProducts multiply-adds per fragment, keeps every unit busy without
+ * drowning short reductions in a second pass.
  *
  * The second pass reads every filter element once per split, while pass 1 reads each position
  * about once per fragment, and a fragment writes many elements (32 for wide tiles): with many
  * elements and few positions (1×1 layers on 4×4–16×16 images, 3×3 on 3×3 outputs) pass 2 would
  * read more than pass 1. So a split also sums at least MIN_SPLIT_POSITIONS_PER_OUTPUT positions
- * per element its fragment writes, which bounds pass 2's reads to about a fraction of pass 1's
+ * per element its fragment writes (minPositionsPerOutput), which bounds pass 2's reads to about a fraction of pass 1's
  * whatever the shape, and leaves long reductions (whose splits are long already) as they were.
  */
 export interface ReductionPlan {
@@ -39,21 +39,13 @@ export interface ReductionPlan {
   readonly rowsPerSplit: number;
 }
 
-const TARGET_FRAGMENTS = 16384;
-const MIN_SPLIT_POSITIONS_PER_OUTPUT = 4;
+/** A split of the reduction's rows (see ReductionPlan), as every pass plans one. */
+export type RowSplit = Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'>;
 
-/** Tuning flag: the fragments splitReduction aims at (default TARGET_FRAGMENTS). */
-export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS';
-/**
- * Tuning flag: a split sums at least this many batch × diffDst positions per filter element a
- * fragment writes (default MIN_SPLIT_POSITIONS_PER_OUTPUT; 0 leaves only MIN_PRODUCTS).
- */
-export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = 'CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT';
+export {CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS} from './device';
 
-const MIN_PRODUCTS = 256;
-const MAX_SPLITS = 256;
-
-export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
+/** The single-target programs' plan for a problem, under `profile` (default: today's, tuning flags applied). */
+export function planReduction(geometry: FilterGradientGeometry, profile: WebglProfile = tunedWebglProfile()): ReductionPlan {
   const innermost = geometry.axes[geometry.axes.length - 1];
   const denseTiles = geometry.src.channelsPerGroup >= 2 && geometry.diffDst.channelsPerGroup >= 2;
   const mode = denseTiles && packedTexelsAlign(geometry)                                    ? 'packedTiles' :
@@ -62,25 +54,24 @@ export function planReduction(geometry: FilterGradientGeometry): ReductionPlan {
                                                                                           'single';
   const tapShift = innermost.stride % innermost.dilation === 0 ? Math.min(4, innermost.stride / innermost.dilation) : 4;
   const outputsPerFragment = mode === 'channelTiles' || mode === 'packedTiles' ? 4 : mode === 'kernelTaps' ? Math.min(4, innermost.kernelSize) : 1;
-  return {mode, tapShift, ...splitReduction(geometry, outputsPerFragment)};
+  return {mode, tapShift, ...splitReduction(geometry, outputsPerFragment, profile.split)};
 }
 
 /**
  * The split of the reduction (see ReductionPlan) for fragments that sum `outputsPerFragment`
- * filter elements each, into at most MAX_SPLITS and `maxSplits` splits, aiming at
- * `targetFragments` fragments (default: the flag CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS).
+ * filter elements each, into at most `split.maxSplits` and `maxSplits` splits, aiming at
+ * `targetFragments` fragments (default: `split.targetFragments`).
  */
-export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, maxSplits = Infinity,
-                               targetFragments?: number): Pick<ReductionPlan, 'rows' | 'rowLength' | 'splits' | 'rowsPerSplit'> {
+export function splitReduction(geometry: FilterGradientGeometry, outputsPerFragment: number, split: WebglProfile['split'],
+                               maxSplits = Infinity, targetFragments = split.targetFragments):
+    RowSplit {
   const sizes = geometry.axes.map(axis => axis.diffDstSize);
   const rowLength = sizes[sizes.length - 1];
   const rows = geometry.batch * sizes.slice(0, -1).reduce((a, b) => a * b, 1);
-  const minPositions = Math.max(MIN_PRODUCTS / outputsPerFragment, outputsPerFragment *
-      tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT, MIN_SPLIT_POSITIONS_PER_OUTPUT));
+  const minPositions = Math.max(split.minProducts / outputsPerFragment, outputsPerFragment * split.minPositionsPerOutput);
   const minRowsPerSplit = Math.ceil(minPositions / rowLength);
-  const wanted = Math.ceil((targetFragments ?? tuningFlag(CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS, TARGET_FRAGMENTS)) *
-                           outputsPerFragment / geometry.filterSize);
-  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), MAX_SPLITS, maxSplits));
+  const wanted = Math.ceil(targetFragments * outputsPerFragment / geometry.filterSize);
+  const splits = Math.max(1, Math.min(wanted, Math.ceil(rows / minRowsPerSplit), split.maxSplits, maxSplits));
   const rowsPerSplit = Math.ceil(rows / splits);
   return {rows, rowLength, splits: Math.ceil(rows / rowsPerSplit), rowsPerSplit};
 }
