@@ -14,6 +14,11 @@
  *   --max-failures stop after this many failures (default 5)
  *   --no-shrink    print failures as found, unshrunk
  *   --chunk-bytes  composite backends: the CONV_BACKPROP_FILTERS_CHUNK_BYTES budget (1: a chunk per row of a sample)
+ *   --threads N    cpu and wasm: the SIMD path on N threads (CONV_BACKPROP_FILTERS_THREADS), every problem of two
+ *                  tasks or more threaded (no threshold); the run waits for the workers before the first problem
+ *   --relaxed-simd cpu and wasm: the relaxed-SIMD build of the micro-kernels (fused multiply-add); turns on
+ *                  --experimental-wasm-relaxed-simd where V8 needs it (Node 20), fails if the engine lacks it
+ *   --plain-simd   cpu and wasm: the plain-SIMD build (CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD false), whatever the engine has
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl2-dense-splits, webgl1,
  *                  webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
@@ -49,6 +54,8 @@ export interface FuzzCliOptions {
   path?: string;
   shape?: 'strided-tiles';
   chunkBytes?: number;
+  threads?: number;
+  simdBuild?: 'relaxed' | 'plain';
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -98,6 +105,9 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--max-failures': options.maxFailures = integer(flag, next(), 1); break;
       case '--recycle': options.recycle = integer(flag, next(), 1); break;
       case '--chunk-bytes': options.chunkBytes = integer(flag, next(), 1); break;
+      case '--threads': options.threads = integer(flag, next(), 1); break;
+      case '--relaxed-simd': options.simdBuild = 'relaxed'; break;
+      case '--plain-simd': options.simdBuild = 'plain'; break;
       case '--no-shrink': options.shrink = false; break;
       case '--env': options.env = next(); break;
       case '--path': options.path = next(); break;
@@ -149,6 +159,8 @@ async function runInBrowser(options: FuzzCliOptions) {
 }
 
 async function runInNode(options: FuzzCliOptions) {
+  // V8 reads this before compiling the relaxed build, which happens on the flag's first read.
+  if (options.simdBuild === 'relaxed') (await import('v8')).setFlagsFromString('--experimental-wasm-relaxed-simd');
   const tf = await import('@tensorflow/tfjs-core');
   await import('@tensorflow/tfjs-backend-cpu');
   await import('@tensorflow/tfjs-backend-wasm');
@@ -168,16 +180,36 @@ async function runInNode(options: FuzzCliOptions) {
     const {CONV_BACKPROP_FILTERS_CHUNK_BYTES} = await import('../../kernels/index');
     tf.env().set(CONV_BACKPROP_FILTERS_CHUNK_BYTES, options.chunkBytes);
   }
+  const simd = await import('../../kernels/index');
+  if (options.simdBuild !== undefined) {
+    const relaxed = options.simdBuild === 'relaxed';
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, relaxed);
+    if (relaxed && !tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD)) {
+      throw new Error('--relaxed-simd: this engine does not validate WebAssembly relaxed SIMD');
+    }
+  }
+  let threadsNote = '';
+  if (options.threads !== undefined) {
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS, options.threads);
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    const ready = await simd.simdThreadsReady();
+    if (ready !== options.threads) throw new Error(`--threads ${options.threads}: only ${ready} thread(s) started here`);
+    threadsNote = `; SIMD on ${options.threads} threads`;
+  }
+  const relaxedRuns = (options.backend === 'cpu' || options.backend === 'wasm') &&
+      tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_SIMD) && tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
   const settings = fuzzSettings(options.backend);
   const specials = options.specials ?? settings.specials;
   console.log(`fuzz on ${options.backend}: ${options.problem !== undefined ? `problem ${options.problem}` : `${
       options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
       options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}${
       options.chunkBytes !== undefined ? `; chunk budget ${options.chunkBytes} bytes` : ''}${
-      options.shape !== undefined ? `; shape ${options.shape}` : ''}`);
+      options.shape !== undefined ? `; shape ${options.shape}` : ''}${threadsNote}${relaxedRuns ? '; relaxed-SIMD build' : ''}`);
   const summary = runFuzz({
     backend: options.backend,
-    cliBackend: options.chunkBytes !== undefined ? `${options.backend} --chunk-bytes ${options.chunkBytes}` : undefined,
+    cliBackend: `${options.backend}${options.chunkBytes !== undefined ? ` --chunk-bytes ${options.chunkBytes}` : ''}${
+        options.threads !== undefined ? ` --threads ${options.threads}` : ''}${
+        options.simdBuild !== undefined ? ` --${options.simdBuild}-simd` : ''}`,
     seed: options.seed,
     count: options.count,
     start: options.start,
