@@ -33,19 +33,18 @@ function serve({module, memory, controlAt, index}: Start, report: (message: unkn
   }
 }
 
-declare const require: ((name: string) => unknown) | undefined;
 type NodeProcess = {getBuiltinModule?: (name: string) => unknown};
 type WorkerThreads = {parentPort: {postMessage(message: unknown): void}; workerData: Start};
-const nodeProcess = (globalThis as {process?: NodeProcess}).process;
-const workerThreads = (nodeProcess?.getBuiltinModule?.('node:worker_threads') ??
-                       (typeof require === 'function' ? require('node:worker_threads') : undefined)) as
-    WorkerThreads | undefined;
+// Node ≥ 20.16 has getBuiltinModule; before, a script run with `eval: true` sees require as a global.
+const scope = globalThis as {process?: NodeProcess; require?: (name: string) => unknown};
+const workerThreads = (scope.process?.getBuiltinModule?.('node:worker_threads') ??
+                       scope.require?.('node:worker_threads')) as WorkerThreads | undefined;
 if (workerThreads?.parentPort) {
   serve(workerThreads.workerData, message => workerThreads.parentPort.postMessage(message));
 } else {
-  const scope = globalThis as unknown as {onmessage: ((event: {data: Start}) => void) | null; postMessage(m: unknown): void};
-  scope.onmessage = event => {
-    scope.onmessage = null;
-    serve(event.data, message => scope.postMessage(message));
+  const web = globalThis as unknown as {onmessage: ((event: {data: Start}) => void) | null; postMessage(m: unknown): void};
+  web.onmessage = event => {
+    web.onmessage = null;
+    serve(event.data, message => web.postMessage(message));
   };
 }
