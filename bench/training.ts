@@ -15,6 +15,8 @@
  *   --models a,b     only these models (ids: mnist, mnist3x3, cifar, speech, mobilenet)
  *   --backends a,b   only these backends (cpu, wasm, webgl, webgpu)
  *   --pairs N        at most N timed pairs per model (the plans below give each backend's)
+ *   --threads N      cpu and wasm: the drop-in's SIMD kernel on N threads (CONV_BACKPROP_FILTERS_THREADS;
+ *                    default: the flag's, the cores this machine reports, at most 8)
  *   --out DIR        where to write the results (default bench/results; '-' writes nothing)
  */
 import '@tensorflow/tfjs';  // as Node users load tfjs: tfjs-core, its gradients, tf.layers, the cpu backend
@@ -23,6 +25,8 @@ import '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs-core';
 import * as fs from 'fs';
 import * as path from 'path';
+
+import {CONV_BACKPROP_FILTERS_THREADS, simdThreadsReady} from '../kernels/index';
 
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
@@ -108,12 +112,13 @@ interface Options {
   models: TrainingModel[];
   backends: TrainingBackend[];
   maxPairs: number | null;
+  threads: number | null;
   out: string | null;
 }
 
 function parseOptions(argv: readonly string[]): Options {
   const options: Options = {
-    models: [...TRAINING_MODELS], backends: TRAINING_BACKENDS.filter(b => b.run !== 'off'), maxPairs: null,
+    models: [...TRAINING_MODELS], backends: TRAINING_BACKENDS.filter(b => b.run !== 'off'), maxPairs: null, threads: null,
     out: path.resolve(__dirname, 'results'),
   };
   for (let i = 0; i < argv.length; i++) {
@@ -139,11 +144,14 @@ function parseOptions(argv: readonly string[]): Options {
     } else if (flag === '--pairs') {
       options.maxPairs = Number(value);
       if (!Number.isSafeInteger(options.maxPairs) || options.maxPairs < 1) throw new Error(`--pairs needs a positive integer, got '${value}'`);
+    } else if (flag === '--threads') {
+      options.threads = Number(value);
+      if (!Number.isSafeInteger(options.threads) || options.threads < 1) throw new Error(`--threads needs a positive integer, got '${value}'`);
     } else if (flag === '--out') {
       if (value === undefined) throw new Error('--out needs a value');
       options.out = value === '-' ? null : path.resolve(value);
     } else {
-      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--models a,b  --backends a,b  --pairs N  --out DIR)`);
+      throw new Error(`unknown option '${argv[i - (inline === undefined ? 1 : 0)]}' (--models a,b  --backends a,b  --pairs N  --threads N  --out DIR)`);
     }
   }
   return options;
@@ -203,7 +211,11 @@ function checkAgainstWorkloads(models: readonly TrainingModel[]): string[] {
 }
 
 async function runNodeBackend(backend: TrainingBackend, options: Options): Promise<BackendRun> {
-  const environment = `Node ${process.version}`;
+  if (options.threads !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS, options.threads);
+  // The workers start before the first step, so every timed step sees the same threads.
+  const threads = await simdThreadsReady();
+  const environment = `Node ${process.version}, the drop-in's SIMD kernel on ${threads} thread${threads === 1 ? '' : 's'} (${
+      CONV_BACKPROP_FILTERS_THREADS} ${tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS)})`;
   if (!(await tf.setBackend(backend.name).catch(() => false))) {
     return {name: backend.name, unavailable: `tf.setBackend('${backend.name}') failed`, environment, models: []};
   }
