@@ -142,28 +142,25 @@ interface Pool {
   readonly pool: ThreadPool;
   readonly instance: Instance;
 }
-let currentPool: Pool|undefined;
+/** A pool per shared build: switching CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD keeps both (an A/B in one run). */
+const pools: Partial<Record<Build, Pool>> = {};
 
 /** The pool for `build` (a shared build), started if need be; undefined where threads cannot run. */
 function poolFor(build: Build): Pool|undefined {
-  if (currentPool !== undefined && (currentPool.instance.build !== build || currentPool.pool.isDisposed)) {
-    currentPool.pool.dispose();
-    currentPool = undefined;
-  }
-  if (currentPool === undefined) {
+  if (pools[build]?.pool.isDisposed) delete pools[build];
+  if (pools[build] === undefined) {
     if (threadsUnavailable() !== undefined) return undefined;
     try {
       const module = microKernelModule(build);
       if (module === null) return undefined;
       const memory = new WebAssembly.Memory({initial: 1, maximum: MAX_MEMORY_BYTES / PAGE_BYTES, shared: true});
       const kernels = new WebAssembly.Instance(module, {env: {memory}}).exports as unknown as MicroKernels;
-      const pool = new ThreadPool(module, memory, controlAt(kernels));
-      currentPool = {pool, instance: {kernels, memory, build}};
+      pools[build] = {pool: new ThreadPool(module, memory, controlAt(kernels)), instance: {kernels, memory, build}};
     } catch {
       return undefined;  // no shared memory here after all: one thread
     }
   }
-  return currentPool;
+  return pools[build];
 }
 
 /** Where the control words go in a pool's memory: after the module's static data. */
@@ -171,13 +168,16 @@ const controlAt = (kernels: MicroKernels) => roundUp(kernels.heapBase(), 64);
 
 /** Ends the worker threads, if any (they are unref'd in Node; this is for tests and apps that want them gone). */
 export function stopSimdThreads() {
-  currentPool?.pool.dispose();
-  currentPool = undefined;
+  for (const build of Object.keys(pools) as Build[]) {
+    pools[build]!.pool.dispose();
+    delete pools[build];
+  }
 }
 
-/** The running pool, if any (tests). */
+/** The running pool of the build the flags choose, if any (tests). */
 export function currentThreadPool(): ThreadPool|undefined {
-  return currentPool?.pool;
+  const pool = pools[sharedBuild(relaxedSimdChosen())];
+  return pool?.pool.isDisposed === false ? pool.pool : undefined;
 }
 
 /**
@@ -363,9 +363,7 @@ function planOf(
 export function simdPlanOf(geometry: FilterGradientGeometry): SimdPlan {
   const relaxed = relaxedSimdChosen();
   const requested = requestedThreads();
-  const pool = currentPool?.pool.isDisposed === false && currentPool.instance.build === sharedBuild(relaxed) ?
-      currentPool.pool :
-      undefined;
+  const pool = currentThreadPool();
   return planOf(
       layoutOf(geometry), geometry.batch, relaxed, requested, threadsUnavailable(),
       pool === undefined ? undefined : wanted => pool.readyThreads(wanted));
@@ -410,7 +408,10 @@ export function computeFilterGradientSimd(
     const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
     return values === null || values === 'stalled' ? null : {values, plan: alone};
   }
-  if (threaded && pool!.instance.memory.buffer.byteLength > POOL_RETAINED_MEMORY_BYTES) stopSimdThreads();
+  if (threaded && pool!.instance.memory.buffer.byteLength > POOL_RETAINED_MEMORY_BYTES) {
+    pool!.pool.dispose();
+    delete pools[pool!.instance.build];
+  }
   return result === null ? null : {values: result, plan};
 }
 
