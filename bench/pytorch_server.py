@@ -70,7 +70,7 @@ def build(p):
 
     def call():
         return torch.ops.aten.convolution_backward(
-            b, a, weight, None, stride, padding, dilation, False, [0] * rank, g, [False, False, True])[2]
+            b, a, weight, None, stride, padding, dilation, False, [0] * rank, g, [False, True, False])[1]
 
     result = call()
     if list(result.shape) != weight_size:
