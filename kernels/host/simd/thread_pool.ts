@@ -38,6 +38,8 @@ export function reportedCores(): number {
 }
 
 type NodeProcess = {getBuiltinModule?: (name: string) => unknown; versions?: {node?: string}};
+/** CommonJS's module object where this code runs as CommonJS (dist/index.cjs); undefined elsewhere. */
+declare const module: {require?: (name: string) => unknown} | undefined;
 
 /** A Node built-in module without a static import (the bundles are platform-neutral). */
 function nodeBuiltin<T>(name: string): T | undefined {
@@ -46,7 +48,7 @@ function nodeBuiltin<T>(name: string): T | undefined {
   try {
     if (nodeProcess.getBuiltinModule) return nodeProcess.getBuiltinModule(name) as T;
     // CommonJS in Node < 20.16: the module's own require, reached without a bundler noticing.
-    const nodeRequire = typeof module !== 'undefined' ? (module as {require?: (name: string) => unknown}).require : undefined;
+    const nodeRequire = typeof module !== 'undefined' ? module?.require : undefined;
     return nodeRequire?.(name) as T | undefined;
   } catch {
     return undefined;
