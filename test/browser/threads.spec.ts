@@ -61,7 +61,7 @@ describe(`cpu and wasm kernels on a ${isolated ? 'cross-origin-isolated' : 'plai
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
   });
   afterAll(async () => {
-    if (previousBackend !== undefined) await tf.setBackend(previousBackend);
+    if (previousBackend) await tf.setBackend(previousBackend);
   });
 
   it(isolated ? 'has SharedArrayBuffer and starts the worker threads' : 'has no SharedArrayBuffer and runs on one thread', async () => {
