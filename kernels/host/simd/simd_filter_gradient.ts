@@ -189,7 +189,7 @@ export function currentThreadPool(): ThreadPool|undefined {
 export async function simdThreadsReady(timeoutMs = 10000): Promise<number> {
   const threads = requestedThreads();
   if (threads <= 1) return 1;
-  const pool = poolFor(relaxedSimdChosen() ? 'SHARED_RELAXED' : 'SHARED_PLAIN');
+  const pool = poolFor(sharedBuild(relaxedSimdChosen()));
   if (pool === undefined) return 1;
   pool.pool.ensureWorkers(threads - 1);
   const start = Date.now();
