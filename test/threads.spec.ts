@@ -104,12 +104,13 @@ function expectBitwiseEqual(actual: Float32Array[], expected: Float32Array[], co
   });
 }
 
-afterAll(async () => {
+/** Puts back what the rest of the suite runs on (test/helpers/setup.ts), workers ready. */
+async function restoreSuiteThreads() {
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
   await tf.setBackend('cpu');
   await simdThreadsReady();
-});
+}
 
 for (const backend of ['cpu', 'wasm']) {
   describe(`threads on ${backend}:`, () => {
@@ -117,6 +118,7 @@ for (const backend of ['cpu', 'wasm']) {
       expect(await tf.setBackend(backend)).toBe(true);
       tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
     });
+    afterAll(restoreSuiteThreads);
 
     it('gives bitwise the same values with 1, 2, 3 and 8 threads over the case table and a set of layers', async () => {
       const one = await runAll(1);
@@ -155,6 +157,7 @@ describe('the thread plan', () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
   });
+  afterAll(restoreSuiteThreads);
 
   it('splits a layer over its output units whatever the thread count: only the tasks per slice change', async () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
@@ -231,6 +234,7 @@ describe('threads that fail', () => {
     stopSimdThreads();
     resetPoolFailureForTesting();
   });
+  afterAll(restoreSuiteThreads);
 
   it('runs on one thread, with the same values, once a worker died between calls', async () => {
     expect(bits(res2())).toEqual(bits(oneThread));

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
 import {DEFAULT_THREADS_MIN_MFLOP} from '../kernels/host/simd/simd_filter_gradient';
 import {SUITE_THREADS} from './helpers/setup';
 import {VERBOSE_PREFIX} from '../src/verbose';
@@ -11,7 +11,8 @@ import {VERBOSE_PREFIX} from '../src/verbose';
  */
 describe('the verbose line', () => {
   let lines: string[];
-  beforeEach(() => {
+  beforeEach(async () => {
+    await simdThreadsReady();  // the suite's threads (test/helpers/setup.ts), whatever ran before
     lines = [];
     spyOn(console, 'log').and.callFake((...args: unknown[]) => {
       lines.push(args.map(String).join(' '));

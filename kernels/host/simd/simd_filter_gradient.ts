@@ -478,7 +478,7 @@ function run(
       }
     }
     if (pool !== undefined) {
-      if (!pool.run(jobAt, taskCount, plan.threads, kernels.runTask)) return 'stalled';
+      if (!pool.run(jobAt, taskCount, plan.threads, plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
     } else {
       for (let t = 0; t < taskCount; t++) kernels.runTask(jobAt, t);
     }

@@ -141,7 +141,10 @@ function callerMayBlock(control: Int32Array): boolean {
 /** Why pools can no longer run here (a worker died or failed to start); undefined while they can. */
 let poolFailure: string | undefined;
 
-/** A call that finds no task finished for this long treats the pool as failed (see run). */
+/**
+ * A call that finds no task finished for this long, plus 1 ms per 0.1 MFLOP of its job (a job
+ * running 400× slower than the micro-kernels do on one thread), treats the pool as failed (see run).
+ */
 const STALL_MS = 10000;
 /** Test hooks: a shorter stall limit. */
 export const threadPoolTesting = {stallMs: STALL_MS};
@@ -196,11 +199,14 @@ export class ThreadPool {
 
   /**
    * Runs tasks [0, taskCount) of the job at `jobAt` on the caller and the first `threads − 1`
-   * workers; returns false (and fails the pool) if no task finished for the stall limit while
+   * workers (`jobFlops`: the job's work, for the stall limit); returns false (and fails the pool)
+   * if no task finished for the stall limit while
    * some were claimed and unfinished — a worker stopped in the middle of one — in which case the
    * job's sums are not to be used.
    */
-  run(jobAt: number, taskCount: number, threads: number, runTask: (job: number, task: number) => void): boolean {
+  run(jobAt: number, taskCount: number, threads: number, jobFlops: number, runTask: (job: number, task: number) => void):
+      boolean {
+    const stallMs = threadPoolTesting.stallMs + jobFlops / 1e5;
     const control = this.control;
     Atomics.store(control, JOB, jobAt);
     Atomics.store(control, TASK_COUNT, taskCount);
@@ -220,7 +226,7 @@ export class ThreadPool {
       if (now !== done) {
         done = now;
         progressAt = Date.now();
-      } else if (Date.now() - progressAt > threadPoolTesting.stallMs) {
+      } else if (Date.now() - progressAt > stallMs) {
         Atomics.store(control, CLAIM, CLOSED);
         this.fail('a worker stopped in the middle of a task');
         return false;
