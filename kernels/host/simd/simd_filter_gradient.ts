@@ -38,7 +38,7 @@ export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_TH
 /** The default thread count never exceeds this (memory bandwidth, not cores, limits beyond it). */
 export const DEFAULT_MAX_THREADS = 8;
 /** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: how it was chosen). */
-export const DEFAULT_THREADS_MIN_MFLOP = 2;
+export const DEFAULT_THREADS_MIN_MFLOP = 4;
 
 let flagsRegistered = false;
 
