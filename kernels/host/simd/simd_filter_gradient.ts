@@ -315,8 +315,8 @@ function layoutOf(geometry: FilterGradientGeometry): Layout {
   return {
     depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
     kernelVolume, sumCount,
-    srcSampleBytes: roundUp(4 * srcLayout.rowLength * srcLayout.sizes.reduce((a, b) => a * b), 16),
-    dstSampleBytes: roundUp(4 * dstLayout.rowLength * dstLayout.sizes.reduce((a, b) => a * b), 16),
+    srcSampleBytes: roundUp(4 * srcLayout.rowLength * srcLayout.sizes.reduce((a, b) => a * b), 64),
+    dstSampleBytes: roundUp(4 * dstLayout.rowLength * dstLayout.sizes.reduce((a, b) => a * b), 64),
     blockRows, blockColumns,
     units: kernelVolume * unitsPerOffset,
     reductionRows: batch * depth.diffDstSize * Math.ceil(height.diffDstSize / blockRows),
@@ -431,9 +431,9 @@ function run(
   const kernels = instance.kernels;
   const jobAt = roundUp(kernels.heapBase(), 64) + CONTROL_BYTES;
   const tasksAt = jobAt + JOB_BYTES;
-  const sumsAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 16);
+  const sumsAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 64);
   const rangesAt = sumsAt + 8 * sumCount * slices;
-  const srcAt = roundUp(rangesAt + rangeBytes, 16);
+  const srcAt = roundUp(rangesAt + rangeBytes, 64);
   const dstAt = srcAt + chunkSamples * srcSampleBytes;
   const endAt = dstAt + chunkSamples * dstSampleBytes;
   if (endAt > MAX_MEMORY_BYTES) return null;
@@ -484,12 +484,11 @@ function run(
     }
   }
 
+  // The slices' sums, added in slice order into the first.
+  for (let s = 1; s < slices; s++) {
+    for (let i = 0; i < sumCount; i++) sums[i] += sums[s * sumCount + i];
+  }
   const result = into ?? new Float32Array(geometry.filterSize);
-  const total = (i: number) => {
-    let sum = sums[i];
-    for (let s = 1; s < slices; s++) sum += sums[s * sumCount + i];
-    return sum;
-  };
   const fs = geometry.filterStrides;
   const kernelOffsets: number[] = [];
   for (let kd = 0; kd < depth.kernelSize; kd++) {
@@ -502,7 +501,7 @@ function run(
   kernelOffsets.forEach((kernelOffset, k) => {
     for (let g = 0; g < groups; g++) {
       if (depthwise) {
-        result[g * fs.group + kernelOffset] = total(k * laneGroups + g);
+        result[g * fs.group + kernelOffset] = sums[k * laneGroups + g];
         continue;
       }
       const base = (g * kernelVolume + k) * broadcastPerGroup * vectorChannels;
@@ -510,7 +509,7 @@ function run(
         for (let v = 0; v < vectorPerGroup; v++) {
           const [sc, dc] = srcIsVector ? [v, b] : [b, v];
           result[g * fs.group + dc * fs.diffDstChannel + sc * fs.srcChannel + kernelOffset] =
-              total(base + b * vectorChannels + v);
+              sums[base + b * vectorChannels + v];
         }
       }
     }
