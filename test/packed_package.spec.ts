@@ -1,4 +1,4 @@
-import {execFileSync} from 'node:child_process';
+import {execFileSync, spawnSync} from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -113,6 +113,43 @@ describe('the packed package', () => {
       const sum = 2 * (28 * 28 + 4 * 27 * 28 + 4 * 27 * 27) * 32 * 32;
       expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ready: 2, sum, path: 'simd threads=2'});
     });
+  }
+
+  // Bun and Deno (their npm packages `bun` and `deno` ship the runtimes) run the threaded path too,
+  // on cpu and wasm, with the values of one thread. Run where the runtime is on the PATH.
+  for (const [runtime, args] of [['bun', ['runtimes.mjs']], ['deno', ['run', '-A', 'runtimes.mjs']]] as const) {
+    it(`runs the SIMD kernel on worker threads in ${runtime}, on cpu and wasm, with the values of one thread`, () => {
+      const found = spawnSync(runtime, ['--version'], {encoding: 'utf8'});
+      if (found.error !== undefined || found.status !== 0) {
+        pending(`${runtime} is not on the PATH (npm i bun deno, then put node_modules/.bin on the PATH)`);
+        return;
+      }
+      fs.writeFileSync(path.join(app, 'runtimes.mjs'), `
+        import * as tf from '@tensorflow/tfjs-core';
+        import '@tensorflow/tfjs-backend-cpu';
+        import '@tensorflow/tfjs-backend-wasm';
+        import * as p from '${packageJson.name}';
+        const out = {};
+        for (const backend of ['cpu', 'wasm']) {
+          await tf.setBackend(backend);
+          const x = tf.randomNormal([2, 20, 20, 24], 0, 1, 'float32', 1);
+          const dy = tf.randomNormal([2, 20, 20, 16], 0, 1, 'float32', 2);
+          const runs = [];
+          for (const threads of [1, 2]) {
+            tf.env().set(p.CONV_BACKPROP_FILTERS_THREADS, threads);
+            tf.env().set(p.CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+            const ready = await p.simdThreadsReady();
+            const dW = p.convolutionBackpropFilters(x, dy, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]});
+            runs.push({ready, bits: Array.from(new Uint32Array(dW.dataSync().buffer)).join()});
+          }
+          out[backend] = {ready: runs.map(r => r.ready), same: runs[0].bits === runs[1].bits};
+        }
+        console.log(JSON.stringify(out));`);
+      const result = spawnSync(runtime, args, {cwd: app, encoding: 'utf8', timeout: 120000});
+      expect(result.signal).withContext(`${runtime} did not exit: ${result.stderr}`).toBeNull();
+      expect(result.status).withContext(result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual({cpu: {ready: [1, 2], same: true}, wasm: {ready: [1, 2], same: true}});
+    }, 150000);
   }
 
   it('bundles for the browser with esbuild, kernel registration included', async () => {
