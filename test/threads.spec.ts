@@ -278,15 +278,15 @@ describe('threads that fail', () => {
     const {Worker} = require('worker_threads') as typeof import('worker_threads');
     const stopping = `
       const {workerData: {memory, controlAt, index}} = require('worker_threads');
-      const control = new Int32Array(memory.buffer, controlAt, 8);
+      const control = new Int32Array(memory.buffer, controlAt, 24);
       Atomics.or(control, 3, 1 << index);
       for (;;) {
-        const sequence = Atomics.load(control, 0);
+        const wake = Atomics.load(control, 8 + index);
         const claim = Atomics.load(control, 1);
         if (claim !== -1 && (claim & 4095) < Atomics.load(control, 5)) {
           if (Atomics.compareExchange(control, 1, claim, claim + 1) === claim) for (;;) Atomics.wait(control, 7, 0);
         }
-        Atomics.wait(control, 0, sequence);
+        Atomics.wait(control, 8 + index, wake);
       }`;
     const started: Array<InstanceType<typeof Worker>> = [];
     overrideWorkerFactoryForTesting(start => {

@@ -1,5 +1,5 @@
 import {THREAD_WORKER_SOURCE} from './thread_worker.generated';
-import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, openClaim, READY, SEQUENCE, TASK_COUNT, WORKERS_WANTED} from './thread_protocol';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, SEQUENCE, TASK_COUNT, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 /**
  * Worker threads for the micro-kernels: one compiled module, one shared WebAssembly.Memory,
@@ -14,8 +14,8 @@ import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, openClaim, READY, 
  * the middle of a task. Node workers are unref'd: they never keep a process alive.
  */
 
-/** The most threads the pool runs, the calling thread included (READY has one bit per worker). */
-export const MAX_THREADS = 16;
+/** The most threads the pool runs, the calling thread included. */
+export const MAX_THREADS = MAX_WORKERS + 1;
 
 /** Why a call runs on the calling thread alone when threads were asked for (undefined: they can run). */
 export function threadsUnavailable(): string | undefined {
@@ -215,7 +215,10 @@ export class ThreadPool {
     this.sequence++;
     Atomics.store(control, CLAIM, openClaim(this.sequence));
     Atomics.store(control, SEQUENCE, this.sequence);
-    Atomics.notify(control, SEQUENCE);
+    for (let worker = 0; worker < threads - 1; worker++) {
+      Atomics.store(control, WAKE + worker, this.sequence);
+      Atomics.notify(control, WAKE + worker);
+    }
     claimAndRun(control, runTask);
     const block = callerMayBlock(control);
     let done = Atomics.load(control, DONE);

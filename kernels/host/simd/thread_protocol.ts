@@ -6,7 +6,8 @@
  *
  * A job is a table of tasks (see runTask in assembly/micro_kernels.ts). The caller writes the
  * job, then publishes it by storing CLAIM = (tag << 12) | 0, bumps SEQUENCE and wakes the
- * parked workers. Every thread claims the next task by compare-and-exchange on CLAIM, runs it
+ * workers it wants, each parked on its own word (WAKE + index), so workers beyond the thread
+ * count stay asleep. Every thread claims the next task by compare-and-exchange on CLAIM, runs it
  * and counts it in DONE; the caller returns when DONE reaches the task count. Between jobs
  * CLAIM holds CLOSED, so a thread that read CLAIM for one job can never claim a task of the
  * next (its exchange fails: the word changed). Which thread runs which task varies; what each
@@ -23,7 +24,11 @@ export const JOB = 4;
 export const TASK_COUNT = 5;
 /** Workers with an index below this take part in the job (the thread count minus the caller). */
 export const WORKERS_WANTED = 6;
-export const CONTROL_WORDS = 8;
+/** Worker i parks on word WAKE + i, which the caller sets to the job's SEQUENCE to wake it. */
+export const WAKE = 8;
+/** Words for at most this many workers. */
+export const MAX_WORKERS = 15;
+export const CONTROL_WORDS = WAKE + MAX_WORKERS + 1;
 export const CONTROL_BYTES = 4 * CONTROL_WORDS;
 
 /** CLAIM between jobs: tag 0xFFFFF and task 0xFFF, which no published job uses. */

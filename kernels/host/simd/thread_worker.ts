@@ -3,10 +3,11 @@
  * string (thread_worker.generated.ts) that thread_pool.ts starts: with `worker_threads` and
  * `eval: true` in Node, from a Blob URL in browsers. It receives the compiled module, the shared
  * memory, where the control words are and its own index; instantiates the module on that
- * memory; sets its READY bit; then parks in Atomics.wait on SEQUENCE, and on each new job
- * claims and runs tasks like the calling thread (thread_protocol.ts). It never spins.
+ * memory; sets its READY bit; then parks in Atomics.wait on its own wake word, and on each job
+ * it is woken for claims and runs tasks like the calling thread (thread_protocol.ts). It never
+ * spins.
  */
-import {claimAndRun, CONTROL_WORDS, READY, SEQUENCE, WORKERS_WANTED} from './thread_protocol';
+import {claimAndRun, CONTROL_WORDS, READY, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 interface Start {
   module: WebAssembly.Module;
@@ -27,9 +28,9 @@ function serve({module, memory, controlAt, index}: Start, report: (message: unkn
   Atomics.or(control, READY, 1 << index);
   report({ready: index});
   for (;;) {
-    const sequence = Atomics.load(control, SEQUENCE);
+    const wake = Atomics.load(control, WAKE + index);
     if (index < Atomics.load(control, WORKERS_WANTED)) claimAndRun(control, runTask);
-    Atomics.wait(control, SEQUENCE, sequence);
+    Atomics.wait(control, WAKE + index, wake);
   }
 }
 
