@@ -79,6 +79,7 @@ async function main() {
 
   // The threads of the "all threads" columns, started before the first workload.
   const threads = options.threads ?? tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS);
+  if (options.minMflop !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, options.minMflop);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
   const ready = await simdThreadsReady();
   const notes: string[] = [];

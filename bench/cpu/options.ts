@@ -12,6 +12,8 @@ export interface Options {
   training: 'yes'|'no'|'only';
   /** The "all threads" columns: this many threads (null: CONV_BACKPROP_FILTERS_THREADS's default). */
   threads: number | null;
+  /** CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP for the run (null: its default). */
+  minMflop: number | null;
   /** Adds ours on cpu with the relaxed-SIMD build, the other cpu rows forced to the plain one. */
   relaxedAb: boolean;
   /** Skips the TypeScript loops (slow on the big layers). */
@@ -25,6 +27,8 @@ export const USAGE = `npm run bench [-- options]
   --training-runs N   timed runs per implementation on each training layer (default 15)
   --threads N         the "all threads" columns on N threads (default: CONV_BACKPROP_FILTERS_THREADS's default, the
                       cores this machine reports, at most 8); PyTorch gets the same number
+  --min-mflop X       CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP for the run: problems under X MFLOP stay on one
+                      thread (default: the flag's, docs/threads.md); 0 threads every problem
   --only a,b          only the workloads whose name contains one of these
   --relaxed-ab        adds ours on cpu with the relaxed-SIMD build (1 and N threads), the other cpu rows forced to
                       the plain build (turns on V8's --experimental-wasm-relaxed-simd where needed)
@@ -51,6 +55,7 @@ export function parseOptions(argv: readonly string[]): Options {
         'key-runs': {type: 'string'},
         'training-runs': {type: 'string'},
         'threads': {type: 'string'},
+        'min-mflop': {type: 'string'},
         'only': {type: 'string'},
         'relaxed-ab': {type: 'boolean'},
         'no-pytorch': {type: 'boolean'},
@@ -71,11 +76,14 @@ export function parseOptions(argv: readonly string[]): Options {
   }
   if (parsed['no-training'] && parsed['training-only']) throw new Error('--no-training and --training-only exclude each other');
   const out = parsed.out ?? path.resolve(__dirname, '..', 'results');
+  const minMflop = parsed['min-mflop'] === undefined ? null : Number(parsed['min-mflop']);
+  if (minMflop !== null && !(minMflop >= 0)) throw new Error(`--min-mflop needs a number ≥ 0, got '${parsed['min-mflop']}'\n${USAGE}`);
   return {
     runs: positive('runs', parsed.runs, 5),
     keyRuns: positive('key-runs', parsed['key-runs'], 15),
     trainingRuns: positive('training-runs', parsed['training-runs'], 15),
     threads: parsed.threads === undefined ? null : positive('threads', parsed.threads, 1),
+    minMflop,
     only: parsed.only === undefined ? null : parsed.only.split(',').filter(s => s !== ''),
     relaxedAb: parsed['relaxed-ab'] ?? false,
     pytorch: !parsed['no-pytorch'],
