@@ -62,13 +62,31 @@ function EsbuildEntryPoint() {
 }
 EsbuildEntryPoint.$inject = [];
 
+/**
+ * The page the suite runs in. By default cross-origin isolated (COOP/COEP headers on every
+ * response karma serves), so SharedArrayBuffer exists and the cpu and wasm kernels run on worker
+ * threads; KARMA_PAGE=plain serves no such headers and runs test/browser/threads.spec.ts alone,
+ * where threads cannot run (`npm run test:browser` runs both).
+ */
+const plainPage = process.env.KARMA_PAGE === 'plain';
+const isolationHeaders = [
+  {match: '.*', name: 'Cross-Origin-Opener-Policy', value: 'same-origin'},
+  {match: '.*', name: 'Cross-Origin-Embedder-Policy', value: 'require-corp'},
+];
+const specs = plainPage ? 'test/browser/threads.spec.ts' : 'test/browser/**/*.spec.ts';
+
 module.exports = config => {
   config.set({
     // The entry point after 'karma-*': a later plugin's provider of the same name wins.
     plugins: ['karma-*', {'reporter:summary': ['type', SummaryReporter]}, {karmaEsbuildEntryPoint: ['factory', EsbuildEntryPoint]}],
     frameworks: ['jasmine'],
-    files: [{pattern: 'test/browser/**/*.spec.ts', watched: false}],
-    preprocessors: {'test/browser/**/*.spec.ts': ['esbuild']},
+    files: [
+      {pattern: specs, watched: false},
+      // tfjs-backend-wasm's binaries, fetched by the wasm backend (setWasmPaths in test/browser/threads.spec.ts).
+      {pattern: 'node_modules/@tensorflow/tfjs-backend-wasm/dist/*.wasm', watched: false, included: false, served: true},
+    ],
+    preprocessors: {[specs]: ['esbuild']},
+    customHeaders: plainPage ? [] : isolationHeaders,
     esbuild: {target: 'es2020', sourcemap: false, define: {'process.env.NODE_ENV': '"test"'}},
     browsers: ['ChromiumHeadlessCI'],
     customLaunchers: {
@@ -83,7 +101,7 @@ module.exports = config => {
       },
     },
     // A spec that runs no expectation fails: it could not have failed otherwise.
-    client: {jasmine: {random: false, timeoutInterval: 120000, failSpecWithNoExpectations: true}},
+    client: {jasmine: {random: false, timeoutInterval: 120000, failSpecWithNoExpectations: true}, threadsPage: plainPage ? 'plain' : 'isolated'},
     reporters: ['dots', 'summary'],
     singleRun: true,
     // Shader compiles and SwiftShader runs block the page for seconds at a time.

@@ -9,10 +9,13 @@ interleave PyTorch's timed calls with its own (noise on a shared machine then hi
   {"op": "call"}                       -> one call; its wall time in ms
   {"op": "free"}
 
-The gradient is torch.nn.grad.conv{1,2,3}d_weight (aten::convolution_backward, the oneDNN/native
-path), single-threaded (torch.set_num_threads(1)), float32, channels-first contiguous tensors. A
-transposed convolution's filter gradient is the convolution's with the input and the output
-gradient swapped. Unequal begin/end pads are applied to the input once, outside the timed call.
+The gradient is aten::convolution_backward with only the weight gradient asked for (what
+torch.nn.grad.conv{1,2,3}d_weight and autograd run), on channels-last tensors for 2-D and 3-D
+problems (torch.channels_last / channels_last_3d: oneDNN's fast path; 1-D ones stay
+channels-first), float32, on the threads the first argument gives (default 1,
+torch.set_num_threads). A transposed convolution's filter gradient is the convolution's with the
+input and the output gradient swapped. Unequal begin/end pads are applied to the input once,
+outside the timed call.
 """
 import json
 import os
@@ -22,10 +25,10 @@ import time
 import torch
 import torch.nn.functional as F
 
-torch.set_num_threads(1)
+torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
 torch.manual_seed(0)
 
-WEIGHT = {1: torch.nn.grad.conv1d_weight, 2: torch.nn.grad.conv2d_weight, 3: torch.nn.grad.conv3d_weight}
+MEMORY_FORMAT = {1: torch.contiguous_format, 2: torch.channels_last, 3: torch.channels_last_3d}
 
 
 def status_kib(field):
@@ -59,11 +62,15 @@ def build(p):
             pads += [begin[axis], end[axis]]
         a = F.pad(a, pads).contiguous()
         padding = [0] * rank
-    fn = WEIGHT[rank]
+    layout = MEMORY_FORMAT[rank]
+    a = a.contiguous(memory_format=layout)
+    b = b.contiguous(memory_format=layout)
+    weight = torch.empty(weight_size).contiguous(memory_format=layout)
     stride, dilation = list(p['strides']), list(p['dilations'])
 
     def call():
-        return fn(a, weight_size, b, stride=stride, padding=padding, dilation=dilation, groups=g)
+        return torch.ops.aten.convolution_backward(
+            b, a, weight, None, stride, padding, dilation, False, [0] * rank, g, [False, True, False])[1]
 
     result = call()
     if list(result.shape) != weight_size:
@@ -78,7 +85,7 @@ def main():
         op = command['op']
         try:
             if op == 'hello':
-                answer = {'torch': torch.__version__, 'threads': torch.get_num_threads(),
+                answer = {'torch': torch.__version__, 'threads': torch.get_num_threads(), 'channelsLast': True,
                           'mkldnn': bool(torch.backends.mkldnn.is_available()),
                           'python': sys.version.split()[0]}
             elif op == 'setup':

@@ -15,7 +15,7 @@
  * history.
  *
  * Options (`npm run bench:training -- --help` prints them): --models a,b, --backends a,b,
- * --pairs N, --out DIR.
+ * --pairs N, --threads N (cpu and wasm: the drop-in's SIMD kernel on N threads), --out DIR.
  */
 import '@tensorflow/tfjs';  // as Node users load tfjs: tfjs-core, its gradients, tf.layers, the cpu backend
 import '@tensorflow/tfjs-backend-wasm';
@@ -23,6 +23,8 @@ import '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs-core';
 import * as fs from 'fs';
 import * as path from 'path';
+
+import {CONV_BACKPROP_FILTERS_THREADS, simdThreadsReady} from '../kernels/index';
 
 import {commandLine, commaList, outOption, positiveInteger, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
@@ -109,6 +111,7 @@ interface Options {
   models: TrainingModel[];
   backends: TrainingBackend[];
   maxPairs: number | null;
+  threads: number | null;
   out: string | null;
   /** The result files' name: 'training', or 'training-<backend>…' when --backends names some. */
   resultName: string;
@@ -136,6 +139,8 @@ const COMMAND = {
           return TRAINING_BACKENDS.filter(b => names.includes(b.name)).map(b => b.run === 'off' ? {...b, run: 'always' as const} : b);
         }, TRAINING_BACKENDS.filter(b => b.run !== 'off').map(b => b.name).join(',')),
     pairs: valueOption('N', 'at most N timed pairs per model', null as number | null, positiveInteger, "each backend's plan"),
+    threads: valueOption('N', "cpu and wasm: the drop-in's SIMD kernel on N threads (CONV_BACKPROP_FILTERS_THREADS)",
+        null as number | null, positiveInteger, "the flag's: the cores reported, at most 8"),
     out: outOption(),
   },
 };
@@ -146,6 +151,7 @@ function parseOptions(argv: readonly string[]): Options {
     models: values.models,
     backends: values.backends ?? TRAINING_BACKENDS.filter(b => b.run !== 'off'),
     maxPairs: values.pairs,
+    threads: values.threads,
     out: values.out,
     resultName: values.backends === null ? 'training' : ['training', ...values.backends.map(b => b.name)].join('-'),
   };
@@ -205,7 +211,11 @@ function checkAgainstWorkloads(models: readonly TrainingModel[]): string[] {
 }
 
 async function runNodeBackend(backend: TrainingBackend, options: Options): Promise<BackendRun> {
-  const environment = `Node ${process.version}`;
+  if (options.threads !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS, options.threads);
+  // The workers start before the first step, so every timed step sees the same threads.
+  const threads = await simdThreadsReady();
+  const environment = `Node ${process.version}, the drop-in's SIMD kernel on ${threads} thread${threads === 1 ? '' : 's'} (${
+      CONV_BACKPROP_FILTERS_THREADS} ${tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS)})`;
   if (!(await tf.setBackend(backend.name).catch(() => false))) {
     return {name: backend.name, unavailable: `tf.setBackend('${backend.name}') failed`, environment, models: []};
   }

@@ -32,8 +32,9 @@ import {convTransposeBackpropFiltersWebgpuConfigs} from './webgpu/ConvTransposeB
 
 // Every kernel call prints what ran when the tfjs flag CONV_BACKPROP_FILTERS_VERBOSE is on.
 registerVerboseFlag();
-// The cpu and wasm kernels run WebAssembly SIMD micro-kernels where the engine has them; a tfjs
-// flag switches them to the TypeScript loops.
+// The cpu and wasm kernels run WebAssembly SIMD micro-kernels where the engine has them, on
+// worker threads where the runtime allows; tfjs flags switch them to the TypeScript loops, to
+// the plain (not relaxed) SIMD build and set the thread count.
 registerWasmSimdFlag();
 // The webgl kernels draw several render targets at once on WebGL 2; a tfjs flag turns that off.
 registerMultiTargetFlag();
@@ -69,7 +70,10 @@ registerMissingTfjsGradients();
 
 export * from '../src/index';
 export {CONV_BACKPROP_FILTERS_VERBOSE} from '../src/verbose';
-export {CONV_BACKPROP_FILTERS_WASM_SIMD} from './host/simd/simd_filter_gradient';
+export {
+  CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD,
+  CONV_BACKPROP_FILTERS_WASM_SIMD, simdThreadsReady, stopSimdThreads,
+} from './host/simd/simd_filter_gradient';
 export {CONV_BACKPROP_FILTERS_CHUNK_BYTES} from '../src/composite/chunk_budget';
 export {CONV_BACKPROP_FILTERS_NATIVE_PADDED} from '../src/native/native_plan';
 export {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from './webgl/filter_gradient_kernel';

@@ -1,4 +1,4 @@
-import {execFileSync} from 'node:child_process';
+import {execFileSync, spawnSync} from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -90,6 +90,68 @@ describe('the packed package', () => {
     expect(JSON.parse(out)).toEqual(jasmine.objectContaining(expected));
   });
 
+  // The worker threads start from the script embedded in dist/, with no file to find; unref'd, they let the process exit.
+  for (const [how, file, source] of [
+    ['require()', 'threads.cjs', `const tf = require('@tensorflow/tfjs-core'); require('@tensorflow/tfjs-backend-cpu'); const p = require('${packageJson.name}');`],
+    ['import', 'threads.mjs', `import * as tf from '@tensorflow/tfjs-core'; import '@tensorflow/tfjs-backend-cpu'; import * as p from '${packageJson.name}';`],
+  ]) {
+    it(`runs the SIMD kernel on worker threads through ${how}, and the process exits`, () => {
+      fs.writeFileSync(path.join(app, file), `${source}
+        const lines = [];
+        const log = console.log;
+        console.log = line => lines.push(String(line));
+        tf.setBackend('cpu').then(async () => {
+          tf.env().set(p.CONV_BACKPROP_FILTERS_THREADS, 2);
+          const ready = await p.simdThreadsReady();
+          tf.env().set(p.CONV_BACKPROP_FILTERS_VERBOSE, true);
+          const x = tf.ones([2, 28, 28, 32]);
+          const sum = tf.sum(p.convolutionBackpropFilters(x, x, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).dataSync()[0];
+          log(JSON.stringify({ready, sum, path: lines.filter(l => l.startsWith('conv_backprop_filters_verbose'))[0].split(',')[4]}));
+        });`);
+      const out = execFileSync(process.execPath, [file], {cwd: app, encoding: 'utf8', timeout: 60000, stdio: ['ignore', 'pipe', 'pipe']});
+      // Per filter element, the positions whose 3×3 window (pads 1) stays in 28×28, over 2 samples.
+      const sum = 2 * (28 * 28 + 4 * 27 * 28 + 4 * 27 * 27) * 32 * 32;
+      expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ready: 2, sum, path: 'simd threads=2'});
+    });
+  }
+
+  // Bun and Deno (their npm packages `bun` and `deno` ship the runtimes) run the threaded path too,
+  // on cpu and wasm, with the values of one thread. Run where the runtime is on the PATH.
+  for (const [runtime, args] of [['bun', ['runtimes.mjs']], ['deno', ['run', '-A', 'runtimes.mjs']]] as const) {
+    it(`runs the SIMD kernel on worker threads in ${runtime}, on cpu and wasm, with the values of one thread`, () => {
+      const found = spawnSync(runtime, ['--version'], {encoding: 'utf8'});
+      if (found.error !== undefined || found.status !== 0) {
+        pending(`${runtime} is not on the PATH (npm i bun deno, then put node_modules/.bin on the PATH)`);
+        return;
+      }
+      fs.writeFileSync(path.join(app, 'runtimes.mjs'), `
+        import * as tf from '@tensorflow/tfjs-core';
+        import '@tensorflow/tfjs-backend-cpu';
+        import '@tensorflow/tfjs-backend-wasm';
+        import * as p from '${packageJson.name}';
+        const out = {};
+        for (const backend of ['cpu', 'wasm']) {
+          await tf.setBackend(backend);
+          const x = tf.randomNormal([2, 20, 20, 24], 0, 1, 'float32', 1);
+          const dy = tf.randomNormal([2, 20, 20, 16], 0, 1, 'float32', 2);
+          const runs = [];
+          for (const threads of [1, 2]) {
+            tf.env().set(p.CONV_BACKPROP_FILTERS_THREADS, threads);
+            tf.env().set(p.CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+            const ready = await p.simdThreadsReady();
+            const dW = p.convolutionBackpropFilters(x, dy, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]});
+            runs.push({ready, bits: Array.from(new Uint32Array(dW.dataSync().buffer)).join()});
+          }
+          out[backend] = {ready: runs.map(r => r.ready), same: runs[0].bits === runs[1].bits};
+        }
+        console.log(JSON.stringify(out));`);
+      const result = spawnSync(runtime, args, {cwd: app, encoding: 'utf8', timeout: 120000});
+      expect(result.signal).withContext(`${runtime} did not exit: ${result.stderr}`).toBeNull();
+      expect(result.status).withContext(result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual({cpu: {ready: [1, 2], same: true}, wasm: {ready: [1, 2], same: true}});
+    }, 150000);
+  }
+
   it('bundles for the browser with esbuild, kernel registration included', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const esbuild = require('esbuild') as typeof import('esbuild');
@@ -97,9 +159,17 @@ describe('the packed package', () => {
       import * as tf from '@tensorflow/tfjs-core';
       import '@tensorflow/tfjs-backend-cpu';
       import '@tensorflow/tfjs-backend-webgl';
-      import {convolutionBackpropFilters} from '${packageJson.name}';
+      import {convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_VERBOSE} from '${packageJson.name}';
       import '${packageJson.name}/gradients';
-      globalThis.__result = {kernels: tf.getKernelsForBackend('webgl').map(k => k.kernelName), op: typeof convolutionBackpropFilters};
+      const kernels = tf.getKernelsForBackend('webgl').map(k => k.kernelName);
+      // No Worker here (as in an extension without workers): the cpu kernel runs on one thread.
+      globalThis.__done = tf.setBackend('cpu').then(() => {
+        tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+        tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+        const x = tf.ones([2, 28, 28, 32]);
+        const sum = tf.sum(convolutionBackpropFilters(x, x, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).dataSync()[0];
+        globalThis.__result = {kernels, op: typeof convolutionBackpropFilters, sum};
+      });
     `);
     const result = await esbuild.build({
       entryPoints: [path.join(app, 'browser.js')], absWorkingDir: app, bundle: true, platform: 'browser', format: 'iife',
@@ -112,18 +182,24 @@ describe('the packed package', () => {
     expect(inputs.some(f => f.includes(`node_modules/${packageJson.name}/dist/gradients.mjs`))).toBe(true);
     // Minified and tree-shaken, the registration of every kernel name survives (sideEffects: true).
     for (const name of expected.registered) expect(bundle).withContext(name).toContain(`"${name}"`);
-    // The cpu kernel's WebAssembly SIMD module is inlined (base64 of the "\\0asm" magic).
+    // The cpu kernel's WebAssembly SIMD module is inlined (base64 of the "\\0asm" magic), and so is its worker script.
     expect(bundle).toContain('AGFzbQ');
+    expect(bundle).toContain('Atomics.wait');
     // Run it in a fresh V8 context with no Node globals (no process, require or module): the
     // kernels are registered for webgl as they are in a page.
     fs.writeFileSync(path.join(app, 'bundle.js'), bundle);
     const ran = JSON.parse(run(process.execPath, ['-e', `
       const vm = require('node:vm');
-      const page = {console, TextEncoder, TextDecoder, WebAssembly, setTimeout, clearTimeout, queueMicrotask};
+      const paths = [];
+      const pageConsole = {...console, log: line => paths.push(String(line).split(',')[4])};
+      const page = {console: pageConsole, TextEncoder, TextDecoder, WebAssembly, setTimeout, clearTimeout, queueMicrotask, atob};
       page.self = page;  // tfjs finds its global object as self, as in a worker
       vm.runInNewContext(require('node:fs').readFileSync('bundle.js', 'utf8'), page);
-      console.log(JSON.stringify(page.__result));`], app)) as {kernels: string[]; op: string};
+      page.__done.then(() => console.log(JSON.stringify({...page.__result, paths})));`], app)) as
+        {kernels: string[]; op: string; sum: number; paths: string[]};
     expect(ran.op).toBe('function');
     expect(ran.kernels).toEqual(jasmine.arrayContaining(expected.registered));
+    expect(ran.sum).toBe(2 * (28 * 28 + 4 * 27 * 28 + 4 * 27 * 27) * 32 * 32);
+    expect(ran.paths.filter(p => p !== undefined)).toEqual(['simd threads=1 (no workers)']);
   }, 60000);
 });

@@ -1,6 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 
-import {CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, CONV_BACKPROP_FILTERS_WASM_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
+import {DEFAULT_THREADS_MIN_MFLOP} from '../kernels/host/simd/simd_filter_gradient';
+import {SUITE_THREADS} from './helpers/setup';
 import {VERBOSE_PREFIX} from '../src/verbose';
 
 /**
@@ -9,7 +11,8 @@ import {VERBOSE_PREFIX} from '../src/verbose';
  */
 describe('the verbose line', () => {
   let lines: string[];
-  beforeEach(() => {
+  beforeEach(async () => {
+    await simdThreadsReady();  // the suite's threads (test/helpers/setup.ts), whatever ran before
     lines = [];
     spyOn(console, 'log').and.callFake((...args: unknown[]) => {
       lines.push(args.map(String).join(' '));
@@ -18,6 +21,9 @@ describe('the verbose line', () => {
   afterEach(async () => {
     tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
     tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, true);
+    tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, false);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
     expect(await tf.setBackend('cpu')).toBe(true);
   });
 
@@ -35,19 +41,31 @@ describe('the verbose line', () => {
     expect(verboseLines()).toEqual([]);
   });
 
-  const cases = [
-    {backend: 'cpu', simd: true, path: 'simd'},
+  // The suite runs the SIMD path on SUITE_THREADS threads with no threshold (test/helpers/setup.ts).
+  const threaded = `simd threads=${SUITE_THREADS}`;
+  const cases: Array<{backend: string; simd: boolean; path: string; flags?: Record<string, number>; note?: string}> = [
+    {backend: 'cpu', simd: true, path: threaded},
+    {backend: 'cpu', simd: true, path: 'simd threads=1', flags: {[CONV_BACKPROP_FILTERS_THREADS]: 1}, note: 'one thread'},
+    {
+      backend: 'cpu', simd: true, path: 'simd threads=1 (below threshold)',
+      flags: {[CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP]: DEFAULT_THREADS_MIN_MFLOP}, note: 'the default threshold',
+    },
     {backend: 'cpu', simd: false, path: 'loops'},
     {backend: 'cpu-loops', simd: true, path: 'loops'},
-    {backend: 'wasm', simd: true, path: 'simd'},
+    {backend: 'wasm', simd: true, path: threaded},
+    {
+      backend: 'wasm', simd: true, path: 'simd threads=1 (below threshold)',
+      flags: {[CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP]: DEFAULT_THREADS_MIN_MFLOP}, note: 'the default threshold',
+    },
     {backend: 'wasm', simd: false, path: 'loops'},
     {backend: 'cpu-composite', simd: true, path: 'composite'},
   ];
-  for (const {backend, simd, path} of cases) {
-    it(`names the path on ${backend}${simd ? '' : ' with SIMD off'}: ${path}`, async () => {
+  for (const {backend, simd, path, flags, note} of cases) {
+    it(`names the path on ${backend}${simd ? '' : ' with SIMD off'}${note ? ` (${note})` : ''}: ${path}`, async () => {
       expect(await tf.setBackend(backend)).toBe(true);
       expect(tf.getBackend()).toBe(backend);
       tf.env().set(CONV_BACKPROP_FILTERS_WASM_SIMD, simd);
+      for (const [flag, value] of Object.entries(flags ?? {})) tf.env().set(flag, value);
       tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
       tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), attrs));
       const printed = verboseLines();
@@ -88,6 +106,18 @@ describe('the verbose line', () => {
       expect(fields.length).toBe(7);
     });
   }
+
+  it('says when the relaxed-SIMD build ran', async () => {
+    const registry = (tf.env() as unknown as {flagRegistry: Record<string, {evaluationFn: () => boolean}>}).flagRegistry;
+    if (!registry[CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD].evaluationFn()) {
+      pending('this engine does not validate relaxed SIMD (Node 20 needs --experimental-wasm-relaxed-simd)');
+      return;
+    }
+    tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, true);
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), attrs));
+    expect(verboseLines().map(line => line.split(',')[4])).toEqual([`simd relaxed threads=1 (workers starting)`]);
+  });
 
   it('prints one line per call, under the name the kernel was called by, for the transposed op too', () => {
     tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);

@@ -4,11 +4,12 @@ import {geometryOfKernelCall} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {reportPath} from '../../src/verbose';
 import {computeFilterGradient} from '../host/filter_gradient';
-import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
+import {computeFilterGradientSimd, describeSimdPlan, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
 
 /**
- * Which implementation a cpu kernel runs: 'fastest' is the WebAssembly SIMD micro-kernels when
- * the engine has them and the flag CONV_BACKPROP_FILTERS_WASM_SIMD allows, else the TypeScript
+ * Which implementation a cpu kernel runs: 'fastest' is the WebAssembly SIMD micro-kernels (on
+ * the threads CONV_BACKPROP_FILTERS_THREADS allows, see docs/threads.md) when the engine has
+ * them and the flag CONV_BACKPROP_FILTERS_WASM_SIMD allows, else the TypeScript
  * loops; 'loops' always runs the loops (the test oracle of the SIMD path).
  */
 export type CpuPath = 'fastest'|'loops';
@@ -24,9 +25,11 @@ function filterGradientKernel(op: OpName, path: CpuPath): KernelFunc {
     const src = cpu.readSync(inputs[geometry.src.name]!.dataId) as Float32Array;
     const diffDst = cpu.readSync(inputs[geometry.diffDst.name]!.dataId) as Float32Array;
     const useSimd = path === 'fastest' && geometry.batch > 0 && wasmSimdEnabled();
-    let values = useSimd ? computeFilterGradientSimd(geometry, src, diffDst) : null;
-    if (values !== null) {
-      reportPath(geometry, 'simd');
+    const simd = useSimd ? computeFilterGradientSimd(geometry, src, diffDst) : null;
+    let values: Float32Array;
+    if (simd !== null) {
+      reportPath(geometry, describeSimdPlan(simd.plan));
+      values = simd.values;
     } else {
       reportPath(geometry, 'loops');
       values = computeFilterGradient(geometry, src, diffDst);

@@ -5,7 +5,7 @@ import {geometryOfKernelCall, readWhereItLives} from '../../src/kernel_inputs';
 import {kernelConfigsFor, OpName} from '../../src/names';
 import {reportPath} from '../../src/verbose';
 import {computeFilterGradient} from '../host/filter_gradient';
-import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
+import {computeFilterGradientSimd, describeSimdPlan, wasmSimdEnabled} from '../host/simd/simd_filter_gradient';
 
 /**
  * The kernel of either op on tfjs-backend-wasm: geometry once, then the cpu kernel's canonical
@@ -17,7 +17,8 @@ import {computeFilterGradientSimd, wasmSimdEnabled} from '../host/simd/simd_filt
  * Float32Array views on the heap for input, outputDelta and the result. The WebAssembly SIMD
  * micro-kernels copy each sample from those views straight into their own module's memory (in
  * the channels-last, group-padded layout they read) and write the gradient into the result's
- * view; where SIMD is missing, turned off (CONV_BACKPROP_FILTERS_WASM_SIMD) or the problem is
+ * view (on worker threads too, see docs/threads.md: the calling thread packs the samples into
+ * the shared memory the workers read); where SIMD is missing, turned off (CONV_BACKPROP_FILTERS_WASM_SIMD) or the problem is
  * too large for that module, the TypeScript loops read the same views. No tensor goes through a
  * JavaScript array, and nothing is allocated on the backend's heap but the result.
  *
@@ -37,8 +38,9 @@ function filterGradientKernel(op: OpName): KernelFunc {
     const srcValues = valuesOf(src, backend);
     const diffDstValues = valuesOf(diffDst, backend);
     const useSimd = geometry.batch > 0 && wasmSimdEnabled();
-    if (useSimd && computeFilterGradientSimd(geometry, srcValues, diffDstValues, result) !== null) {
-      reportPath(geometry, 'simd');
+    const simd = useSimd ? computeFilterGradientSimd(geometry, srcValues, diffDstValues, result) : null;
+    if (simd !== null) {
+      reportPath(geometry, describeSimdPlan(simd.plan));
     } else {
       reportPath(geometry, 'loops');
       computeFilterGradient(geometry, srcValues, diffDstValues, result);

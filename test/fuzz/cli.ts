@@ -14,6 +14,13 @@
  *   --max-failures stop after this many failures (default 5)
  *   --no-shrink    print failures as found, unshrunk
  *   --chunk-bytes  composite backends: the CONV_BACKPROP_FILTERS_CHUNK_BYTES budget (1: a chunk per row of a sample)
+ *   --threads N    cpu and wasm: the SIMD path on N threads (CONV_BACKPROP_FILTERS_THREADS), every problem of two
+ *                  tasks or more threaded (no threshold); the run waits for the workers before the first problem
+ *   --against-one-thread  with --threads: each problem's values must equal, exactly, the same call on one thread
+ *                  (instead of matching the float64 reference within the tolerance)
+ *   --relaxed-simd cpu and wasm: the relaxed-SIMD build of the micro-kernels (fused multiply-add); turns on
+ *                  --experimental-wasm-relaxed-simd where V8 needs it (Node 20), fails if the engine lacks it
+ *   --plain-simd   cpu and wasm: the plain-SIMD build (CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD false), whatever the engine has
  *   --env          webgl only: webgl2 (default), webgl2-unpacked, webgl2-small-textures, webgl2-dense-splits, webgl1,
  *                  webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
@@ -49,6 +56,9 @@ export interface FuzzCliOptions {
   path?: string;
   shape?: 'strided-tiles';
   chunkBytes?: number;
+  threads?: number;
+  againstOneThread?: boolean;
+  simdBuild?: 'relaxed' | 'plain';
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -98,6 +108,10 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--max-failures': options.maxFailures = integer(flag, next(), 1); break;
       case '--recycle': options.recycle = integer(flag, next(), 1); break;
       case '--chunk-bytes': options.chunkBytes = integer(flag, next(), 1); break;
+      case '--threads': options.threads = integer(flag, next(), 1); break;
+      case '--against-one-thread': options.againstOneThread = true; break;
+      case '--relaxed-simd': options.simdBuild = 'relaxed'; break;
+      case '--plain-simd': options.simdBuild = 'plain'; break;
       case '--no-shrink': options.shrink = false; break;
       case '--env': options.env = next(); break;
       case '--path': options.path = next(); break;
@@ -123,6 +137,7 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
     }
   }
   if (!options.backend) throw new Error('--backend is required: cpu, cpu-composite, wasm, tensorflow, webgl or webgpu');
+  if (options.againstOneThread && options.threads === undefined) throw new Error('--against-one-thread needs --threads N');
   return options;
 }
 
@@ -149,6 +164,8 @@ async function runInBrowser(options: FuzzCliOptions) {
 }
 
 async function runInNode(options: FuzzCliOptions) {
+  // V8 reads this before compiling the relaxed build, which happens on the flag's first read.
+  if (options.simdBuild === 'relaxed') (await import('v8')).setFlagsFromString('--experimental-wasm-relaxed-simd');
   const tf = await import('@tensorflow/tfjs-core');
   await import('@tensorflow/tfjs-backend-cpu');
   await import('@tensorflow/tfjs-backend-wasm');
@@ -156,6 +173,7 @@ async function runInNode(options: FuzzCliOptions) {
   const {registerCpuCompositeBackend, registerCpuLoopsBackend} = await import('../helpers/composite_backends');
   const {TENSORFLOW_BACKEND} = await import('../backends');
   const {describeSummary, runFuzz} = await import('./fuzz');
+  const {resultOf} = await import('./runner');
   const {fuzzSettings} = await import('./settings');
   tf.env().set('IS_TEST', true);  // no "install tfjs-node" banner
   registerCpuCompositeBackend();
@@ -168,21 +186,51 @@ async function runInNode(options: FuzzCliOptions) {
     const {CONV_BACKPROP_FILTERS_CHUNK_BYTES} = await import('../../kernels/index');
     tf.env().set(CONV_BACKPROP_FILTERS_CHUNK_BYTES, options.chunkBytes);
   }
+  const simd = await import('../../kernels/index');
+  if (options.simdBuild !== undefined) {
+    const relaxed = options.simdBuild === 'relaxed';
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, relaxed);
+    if (relaxed && !tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD)) {
+      throw new Error('--relaxed-simd: this engine does not validate WebAssembly relaxed SIMD');
+    }
+  }
+  let threadsNote = '';
+  if (options.threads !== undefined) {
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS, options.threads);
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    const ready = await simd.simdThreadsReady();
+    if (ready !== options.threads) throw new Error(`--threads ${options.threads}: only ${ready} thread(s) started here`);
+    threadsNote = `; SIMD on ${options.threads} threads${options.againstOneThread ? ', values exactly those of one thread' : ''}`;
+  }
+  // --against-one-thread: the expectation is the same call on one thread, compared exactly.
+  const oneThread = (problem: Parameters<typeof resultOf>[0]) => {
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS, 1);
+    try {
+      return resultOf(problem);
+    } finally {
+      tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS, options.threads!);
+    }
+  };
+  const relaxedRuns = (options.backend === 'cpu' || options.backend === 'wasm') &&
+      tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_SIMD) && tf.env().getBool(simd.CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
   const settings = fuzzSettings(options.backend);
   const specials = options.specials ?? settings.specials;
   console.log(`fuzz on ${options.backend}: ${options.problem !== undefined ? `problem ${options.problem}` : `${
       options.count} problems from index ${options.start}, seed ${options.seed}`}; specials ${specials}${
       options.specials === undefined && settings.specialsNote ? ` (${settings.specialsNote})` : ''}${
       options.chunkBytes !== undefined ? `; chunk budget ${options.chunkBytes} bytes` : ''}${
-      options.shape !== undefined ? `; shape ${options.shape}` : ''}`);
+      options.shape !== undefined ? `; shape ${options.shape}` : ''}${threadsNote}${relaxedRuns ? '; relaxed-SIMD build' : ''}`);
   const summary = runFuzz({
     backend: options.backend,
-    cliBackend: options.chunkBytes !== undefined ? `${options.backend} --chunk-bytes ${options.chunkBytes}` : undefined,
+    cliBackend: `${options.backend}${options.chunkBytes !== undefined ? ` --chunk-bytes ${options.chunkBytes}` : ''}${
+        options.threads !== undefined ? ` --threads ${options.threads}` : ''}${options.againstOneThread ? ' --against-one-thread' : ''}${
+        options.simdBuild !== undefined ? ` --${options.simdBuild}-simd` : ''}`,
     seed: options.seed,
     count: options.count,
     start: options.start,
     problem: options.problem,
-    check: {atol: settings.atol, rtol: settings.rtol},
+    check: options.againstOneThread ? {atol: 0, rtol: 0} : {atol: settings.atol, rtol: settings.rtol},
+    ...(options.againstOneThread ? {expected: oneThread} : {}),
     generate: {specials, specialRate: options.specialRate, shape: options.shape},
     shrink: options.shrink,
     maxFailures: options.maxFailures,

@@ -151,6 +151,21 @@ interface ProblemCall {
   failure?: string;
 }
 
+/**
+ * The problem's result on the current backend as it runs now (e.g. on one thread), for a run that
+ * checks another setting against it exactly (`npm run fuzz -- --threads N --against-one-thread`).
+ * A call that throws gives the reference's values, so the run reports the throw.
+ */
+export function resultOf(problem: FuzzProblem): Expected {
+  const call = callProblem(problem, {atol: 0, rtol: 0}, {shape: [], values: new Float64Array(0)});
+  try {
+    if (call.result === undefined) return expectedOf(problem);
+    return {shape: call.result.shape, values: Float64Array.from(call.result.dataSync())};
+  } finally {
+    tf.dispose([...call.made, ...(call.result ? [call.result] : [])]);
+  }
+}
+
 /** Places the inputs and calls the problem's entry point; `failure` when that threw. */
 function callProblem(problem: FuzzProblem, options: CheckOptions, expected?: Expected): ProblemCall {
   const want = expected ?? expectedOf(problem);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
-import '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, simdThreadsReady} from '../../kernels/index';
 
 import {TENSORFLOW_BACKEND} from '../backends';
 import {registerCpuCompositeBackend, registerCpuLoopsBackend} from './composite_backends';
@@ -17,8 +17,17 @@ registerCpuLoopsBackend();
 // 'tensorflow': tfjs-node's when it loads, else the test backend of that name (see test/backends.ts).
 if (!TENSORFLOW_BACKEND.loaded) registerTensorflowTestBackend();
 
+// The SIMD path of the cpu and wasm kernels on two threads for every problem with two tasks or
+// more, however small (test/threads.spec.ts compares 1, 2, 3 and 8 threads bitwise and checks
+// the threshold's default); the workers are ready before the first spec.
+export const SUITE_THREADS = 2;
+tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
+tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+
 beforeAll(async () => {
   await tf.setBackend('cpu');
+  const threads = await simdThreadsReady();
+  if (threads !== SUITE_THREADS) console.log(`\nnode: the SIMD path runs on ${threads} thread(s), not ${SUITE_THREADS}`);
 });
 
 // One closing line in the plain "N passed, N failed, N skipped" form that CI logs are read for,

@@ -3,7 +3,9 @@ import {env} from '@tensorflow/tfjs-core';
 import {CanonicalTensor, FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../src/geometry';
 import {windowRanges} from '../filter_gradient';
 
-import {MICRO_KERNELS_WASM_BASE64} from './micro_kernels_wasm.generated';
+import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
+import {CONTROL_BYTES, MAX_TASKS} from './thread_protocol';
+import {MAX_THREADS, reportedCores, ThreadPool, threadsUnavailable} from './thread_pool';
 
 /**
  * The tfjs flag choosing the WebAssembly SIMD path of the cpu and wasm kernels:
@@ -12,65 +14,195 @@ import {MICRO_KERNELS_WASM_BASE64} from './micro_kernels_wasm.generated';
  */
 export const CONV_BACKPROP_FILTERS_WASM_SIMD = 'CONV_BACKPROP_FILTERS_WASM_SIMD';
 
-let flagRegistered = false;
+/**
+ * The tfjs flag choosing the relaxed-SIMD build of the micro-kernels (f32x4.relaxed_madd: one
+ * fused multiply-add, one rounding, where the CPU has FMA). Defaults to whether this engine
+ * validates relaxed SIMD; false forces the plain build, whose results are the same on every
+ * machine.
+ */
+export const CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD = 'CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD';
 
-/** Registers the flag (idempotent; a value already set is kept). */
+/**
+ * The tfjs flag setting how many threads the SIMD path may use, the calling thread included:
+ * 1 runs on the calling thread alone. Defaults to the cores the runtime reports
+ * (`os.availableParallelism()`, `navigator.hardwareConcurrency`), at most DEFAULT_MAX_THREADS.
+ */
+export const CONV_BACKPROP_FILTERS_THREADS = 'CONV_BACKPROP_FILTERS_THREADS';
+
+/**
+ * The tfjs flag giving the smallest problem, in MFLOP (2·N·O·(C/G)·K·out-spatial), that runs on
+ * threads: below it the fork and join cost more than a second thread gains.
+ */
+export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP';
+
+/** The default thread count never exceeds this (memory bandwidth, not cores, limits beyond it). */
+export const DEFAULT_MAX_THREADS = 8;
+/** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: how it was chosen). */
+export const DEFAULT_THREADS_MIN_MFLOP = 4;
+
+let flagsRegistered = false;
+
+/** Registers the flags (idempotent; a value already set is kept). */
 export function registerWasmSimdFlag() {
-  if (flagRegistered) return;
-  env().registerFlag(CONV_BACKPROP_FILTERS_WASM_SIMD, () => microKernelModule() !== null);
-  flagRegistered = true;
+  if (flagsRegistered) return;
+  const register = (name: string, evaluate: () => boolean | number) => {
+    if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name)) env().registerFlag(name, evaluate);
+  };
+  register(CONV_BACKPROP_FILTERS_WASM_SIMD, () => microKernelModule('PLAIN') !== null);
+  register(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, () => microKernelModule('RELAXED') !== null);
+  register(CONV_BACKPROP_FILTERS_THREADS, () => Math.min(reportedCores(), DEFAULT_MAX_THREADS));
+  register(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, () => DEFAULT_THREADS_MIN_MFLOP);
+  flagsRegistered = true;
 }
 
 export function wasmSimdEnabled(): boolean {
   registerWasmSimdFlag();
-  return env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD) && microKernelModule() !== null;
+  return env().getBool(CONV_BACKPROP_FILTERS_WASM_SIMD) && microKernelModule('PLAIN') !== null;
+}
+
+/** Whether the relaxed-SIMD build runs: the flag allows it and the engine validates it. */
+function relaxedSimdChosen(): boolean {
+  registerWasmSimdFlag();
+  return env().getBool(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD) && microKernelModule('RELAXED') !== null;
 }
 
 interface MicroKernels {
-  readonly memory: WebAssembly.Memory;
   heapBase(): number;
-  accumulateSample(
-      src: number, diffDst: number, acc: number, ranges: number, depthwise: boolean, srcIsVector: boolean,
-      groups: number, vectorChannels: number, broadcastChannels: number, srcHeight: number, srcWidth: number,
-      dstDepth: number, dstHeight: number, dstWidth: number, kernelDepth: number, kernelHeight: number,
-      kernelWidth: number, strideDepth: number, strideHeight: number, strideWidth: number, blockRows: number,
-      blockColumns: number): void;
+  runTask(job: number, task: number): void;
 }
 
-/** undefined: not tried yet; null: this engine cannot compile it (no WebAssembly or no SIMD). */
-let compiledModule: WebAssembly.Module|null|undefined;
+type Build = 'PLAIN'|'RELAXED'|'SHARED_PLAIN'|'SHARED_RELAXED';
+const BUILD_BYTES: Record<Build, string> = {
+  PLAIN: MICRO_KERNELS_PLAIN_WASM_BASE64,
+  RELAXED: MICRO_KERNELS_RELAXED_WASM_BASE64,
+  SHARED_PLAIN: MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64,
+  SHARED_RELAXED: MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64,
+};
 
-function microKernelModule(): WebAssembly.Module|null {
-  if (compiledModule === undefined) {
+/** undefined: not tried yet; null: this engine cannot compile it (no WebAssembly, SIMD or relaxed SIMD). */
+const compiledModules: Partial<Record<Build, WebAssembly.Module|null>> = {};
+
+function microKernelModule(build: Build): WebAssembly.Module|null {
+  if (compiledModules[build] === undefined) {
     try {
-      const bytes = Uint8Array.from(atob(MICRO_KERNELS_WASM_BASE64), c => c.charCodeAt(0));
-      // Synchronous compilation: the module is ~3.5 KB, under the 4 KB browsers allow on the main thread.
-      compiledModule = new WebAssembly.Module(bytes);
+      const bytes = Uint8Array.from(atob(BUILD_BYTES[build]), c => c.charCodeAt(0));
+      // Synchronous compilation: each build is ~4 KB, what browsers allow on the main thread.
+      compiledModules[build] = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
     } catch {
-      compiledModule = null;
+      compiledModules[build] = null;
     }
   }
-  return compiledModule;
+  return compiledModules[build]!;
 }
 
 /**
- * One instance is kept between calls so its memory is reused, unless a call grew it past this:
- * WebAssembly memory never shrinks, so a large one is dropped and the next call starts afresh.
+ * The one-thread instance is kept between calls so its memory is reused, unless a call grew it
+ * past this: WebAssembly memory never shrinks, so a large one is dropped and the next call
+ * starts afresh. The pool's shared memory likewise, past POOL_RETAINED_MEMORY_BYTES.
  */
 const RETAINED_MEMORY_BYTES = 64 * 2 ** 20;
+const POOL_RETAINED_MEMORY_BYTES = 256 * 2 ** 20;
 /** Larger problems (per sample, plus the float64 sums) take the TypeScript loops. */
 const MAX_MEMORY_BYTES = 2 ** 30;
+/** Samples are packed this many bytes at a time (at least one sample). */
+const PACK_BYTES = 32 * 2 ** 20;
+/** Test hooks: a smaller packing budget, to run problems in several chunks of samples. */
+export const simdTesting = {packBytes: PACK_BYTES};
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
 /** At most this many terms are summed in float32 before joining the float64 sums. */
 const MAX_BLOCK_POSITIONS = 1024;
 const PAGE_BYTES = 65536;
+/** A problem with fewer output units than this splits its reduction into slices (see planSplit). */
+const MIN_PARALLEL_UNITS = 16;
+/** Tasks per thread and slice: enough to even out threads that start late or run slower. */
+const TASKS_PER_THREAD = 3;
+const JOB_BYTES = 96;
+const TASK_BYTES = 20;
 
-let retainedInstance: MicroKernels|undefined;
+interface Instance {
+  readonly kernels: MicroKernels;
+  readonly memory: WebAssembly.Memory;
+  readonly build: Build;
+}
 
-function instantiate(): MicroKernels {
-  retainedInstance ??= new WebAssembly.Instance(microKernelModule()!).exports as unknown as MicroKernels;
+let retainedInstance: Instance|undefined;
+
+function privateInstance(build: Build): Instance {
+  if (retainedInstance?.build !== build) {
+    const memory = new WebAssembly.Memory({initial: 1});
+    const kernels = new WebAssembly.Instance(microKernelModule(build)!, {env: {memory}}).exports as unknown as
+        MicroKernels;
+    retainedInstance = {kernels, memory, build};
+  }
   return retainedInstance;
+}
+
+interface Pool {
+  readonly pool: ThreadPool;
+  readonly instance: Instance;
+}
+/** A pool per shared build: switching CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD keeps both (an A/B in one run). */
+const pools: Partial<Record<Build, Pool>> = {};
+
+/** The pool for `build` (a shared build), started if need be; undefined where threads cannot run. */
+function poolFor(build: Build): Pool|undefined {
+  if (pools[build]?.pool.isDisposed) delete pools[build];
+  if (pools[build] === undefined) {
+    if (threadsUnavailable() !== undefined) return undefined;
+    try {
+      const module = microKernelModule(build);
+      if (module === null) return undefined;
+      const memory = new WebAssembly.Memory({initial: 1, maximum: MAX_MEMORY_BYTES / PAGE_BYTES, shared: true});
+      const kernels = new WebAssembly.Instance(module, {env: {memory}}).exports as unknown as MicroKernels;
+      pools[build] = {pool: new ThreadPool(module, memory, controlAt(kernels)), instance: {kernels, memory, build}};
+    } catch {
+      return undefined;  // no shared memory here after all: one thread
+    }
+  }
+  return pools[build];
+}
+
+/** Where the control words go in a pool's memory: after the module's static data. */
+const controlAt = (kernels: MicroKernels) => roundUp(kernels.heapBase(), 64);
+
+/** Ends the worker threads, if any (they are unref'd in Node; this is for tests and apps that want them gone). */
+export function stopSimdThreads() {
+  for (const build of Object.keys(pools) as Build[]) {
+    pools[build]!.pool.dispose();
+    delete pools[build];
+  }
+}
+
+/** The running pool of the build the flags choose, if any (tests). */
+export function currentThreadPool(): ThreadPool|undefined {
+  const pool = pools[sharedBuild(relaxedSimdChosen())];
+  return pool?.pool.isDisposed === false ? pool.pool : undefined;
+}
+
+/**
+ * Starts the worker threads for the current flags, if they can run here, and resolves once
+ * they are ready (or have failed, or after `timeoutMs`): for benches and tests that want the
+ * first call already threaded. Kernel calls never wait for workers: until they are ready, a
+ * call runs on the calling thread.
+ */
+export async function simdThreadsReady(timeoutMs = 10000): Promise<number> {
+  const threads = requestedThreads();
+  if (threads <= 1) return 1;
+  const pool = poolFor(sharedBuild(relaxedSimdChosen()));
+  if (pool === undefined) return 1;
+  pool.pool.ensureWorkers(threads - 1);
+  const start = Date.now();
+  while (!pool.pool.isDisposed && pool.pool.readyThreads(threads) < threads && Date.now() - start < timeoutMs) {
+    await new Promise(resolve => setTimeout(resolve, 5));
+  }
+  return pool.pool.readyThreads(threads);
+}
+
+function requestedThreads(): number {
+  registerWasmSimdFlag();
+  const value = Math.floor(env().getNumber(CONV_BACKPROP_FILTERS_THREADS));
+  return Math.max(1, Math.min(MAX_THREADS, Number.isFinite(value) ? value : 1));
 }
 
 const roundUp = (n: number, multiple: number) => Math.ceil(n / multiple) * multiple;
@@ -88,16 +220,63 @@ interface PackedLayout {
 }
 
 /**
- * The filter gradient through the WebAssembly SIMD micro-kernels, or null when the problem is
- * too large for the module's memory (the caller then runs the TypeScript loops). Same
- * semantics as computeFilterGradient: positions whose window leaves src add nothing, sums are
- * float64 across blocks. src and diffDst may be views on another WebAssembly memory (the wasm
- * backend's heap): each sample is copied from them straight into this module's memory. The
- * gradient goes into `into` (every element is written) or a new array.
+ * How a call runs: which build, how many threads and why, and how the work splits. The split
+ * (units, slices, blocks) depends on the problem only, never on the threads, so every output
+ * value is summed in the same blocks and order whatever the thread count: results are bitwise
+ * equal with 1 or N threads.
  */
-export function computeFilterGradientSimd(
-    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array,
-    into?: Float32Array): Float32Array|null {
+export interface SimdPlan {
+  /** The relaxed-SIMD build (fused multiply-add) runs. */
+  readonly relaxed: boolean;
+  /** Threads that run the call, the calling thread included. */
+  readonly threads: number;
+  /** What CONV_BACKPROP_FILTERS_THREADS asked for. */
+  readonly requestedThreads: number;
+  /** Why fewer threads run than were asked for. */
+  readonly reason?: string;
+  /** 2·N·O·(C/G)·K·out-spatial. */
+  readonly flops: number;
+  /** Output units: kernel offset × group × vector tile × broadcast chunk (or × 4 depthwise lanes). */
+  readonly units: number;
+  /** Reduction rows: sample × diffDst depth position × block of diffDst rows. */
+  readonly reductionRows: number;
+  /** The reduction splits into this many slices at fixed row boundaries, each summed apart, then added in order. */
+  readonly slices: number;
+  /** Each slice's units split into this many tasks (1 on one thread). */
+  readonly unitParts: number;
+  /** Samples packed at a time. */
+  readonly chunkSamples: number;
+  readonly blockRows: number;
+  readonly blockColumns: number;
+}
+
+/** The path the verbose line prints for a plan, e.g. `simd threads=2` or `simd relaxed threads=1 (below threshold)`. */
+export function describeSimdPlan(plan: SimdPlan): string {
+  return `simd${plan.relaxed ? ' relaxed' : ''} threads=${plan.threads}${plan.reason ? ` (${plan.reason})` : ''}`;
+}
+
+/** Everything about a problem's packing and split, before memory is touched. */
+interface Layout {
+  readonly depthwise: boolean;
+  readonly srcIsVector: boolean;
+  readonly vectorPerGroup: number;
+  readonly broadcastPerGroup: number;
+  readonly vectorChannels: number;
+  readonly laneGroups: number;
+  readonly srcLayout: PackedLayout;
+  readonly dstLayout: PackedLayout;
+  readonly kernelVolume: number;
+  readonly sumCount: number;
+  readonly srcSampleBytes: number;
+  readonly dstSampleBytes: number;
+  readonly blockRows: number;
+  readonly blockColumns: number;
+  readonly units: number;
+  readonly reductionRows: number;
+  readonly flops: number;
+}
+
+function layoutOf(geometry: FilterGradientGeometry): Layout {
   const {groups, batch} = geometry;
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const srcPerGroup = geometry.src.channelsPerGroup;
@@ -110,7 +289,7 @@ export function computeFilterGradientSimd(
   const vectorChannels = depthwise ? 1 : roundUp(vectorPerGroup, 4);
   // Depthwise: the groups themselves, rounded up to 4, are the vector lanes of both tensors.
   const laneGroups = depthwise ? roundUp(groups, 4) : groups;
-  const layoutOf = (tensor: CanonicalTensor, isVector: boolean, axisOf: (a: SpatialAxis) => [number, number]):
+  const packed = (tensor: CanonicalTensor, isVector: boolean, axisOf: (a: SpatialAxis) => [number, number]):
       PackedLayout => {
         const channelsPerGroup = isVector ? vectorChannels : broadcastPerGroup;
         return {
@@ -122,49 +301,193 @@ export function computeFilterGradientSimd(
           strides: [depth, height, width].map(a => axisOf(a)[1]),
         };
       };
-  const srcLayout = layoutOf(geometry.src, srcIsVector, a => [a.srcSize, a.srcStride]);
-  const dstLayout = layoutOf(geometry.diffDst, !srcIsVector || depthwise, a => [a.diffDstSize, a.diffDstStride]);
+  const srcLayout = packed(geometry.src, srcIsVector, a => [a.srcSize, a.srcStride]);
+  const dstLayout = packed(geometry.diffDst, !srcIsVector || depthwise, a => [a.diffDstSize, a.diffDstStride]);
   const kernelVolume = depth.kernelSize * height.kernelSize * width.kernelSize;
   const sumCount = depthwise ? kernelVolume * laneGroups : groups * kernelVolume * broadcastPerGroup * vectorChannels;
-  const srcBytes = 4 * srcLayout.rowLength * srcLayout.sizes.reduce((a, b) => a * b);
-  const dstBytes = 4 * dstLayout.rowLength * dstLayout.sizes.reduce((a, b) => a * b);
-  const rangeBytes = 12 * (depth.kernelSize + height.kernelSize + width.kernelSize);
-
-  const kernels = instantiate();
-  const sumsAt = roundUp(kernels.heapBase(), 16);
-  const rangesAt = sumsAt + 8 * sumCount;
-  const srcAt = roundUp(rangesAt + rangeBytes, 16);
-  const dstAt = roundUp(srcAt + srcBytes, 16);
-  const endAt = dstAt + dstBytes;
-  if (endAt > MAX_MEMORY_BYTES) return null;
-  if (endAt > kernels.memory.buffer.byteLength) {
-    try {
-      kernels.memory.grow(Math.ceil((endAt - kernels.memory.buffer.byteLength) / PAGE_BYTES));
-    } catch {
-      return null;  // the engine refused the memory: the loops need none beyond the result
-    }
-  }
-  const buffer = kernels.memory.buffer;
-  const sums = new Float64Array(buffer, sumsAt, sumCount);
-  sums.fill(0);
-  const ranges = new Int32Array(buffer, rangesAt, rangeBytes / 4);
-  ranges.set([depth, height, width].flatMap(axis => windowRanges(axis).flatMap(r => [r.first, r.end, r.shift])));
-
   const blockPositions = Math.min(
       MAX_BLOCK_POSITIONS, Math.max(16, Math.floor(BLOCK_BYTES / (4 * (srcLayout.rowLength + dstLayout.rowLength)))));
   const blockColumns = Math.min(width.diffDstSize, blockPositions);
   const blockRows = Math.max(1, Math.floor(blockPositions / blockColumns));
-  const packedSrc = new Float32Array(buffer, srcAt, srcBytes / 4);
-  const packedDst = new Float32Array(buffer, dstAt, dstBytes / 4);
-  for (let n = 0; n < batch; n++) {
-    pack(src, n, srcLayout, packedSrc);
-    pack(diffDst, n, dstLayout, packedDst);
-    kernels.accumulateSample(
-        srcAt, dstAt, sumsAt, rangesAt, depthwise, srcIsVector, laneGroups, vectorChannels, broadcastPerGroup,
-        height.srcSize, width.srcSize, depth.diffDstSize, height.diffDstSize, width.diffDstSize, depth.kernelSize,
-        height.kernelSize, width.kernelSize, depth.stride, height.stride, width.stride, blockRows, blockColumns);
+  const unitsPerOffset = depthwise ? laneGroups / 4 :
+                                     groups * Math.ceil(vectorChannels / 8) * Math.max(1, Math.floor(broadcastPerGroup / 4));
+  const diffDstPositions = depth.diffDstSize * height.diffDstSize * width.diffDstSize;
+  return {
+    depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
+    kernelVolume, sumCount,
+    srcSampleBytes: roundUp(4 * srcLayout.rowLength * srcLayout.sizes.reduce((a, b) => a * b), 64),
+    dstSampleBytes: roundUp(4 * dstLayout.rowLength * dstLayout.sizes.reduce((a, b) => a * b), 64),
+    blockRows, blockColumns,
+    units: kernelVolume * unitsPerOffset,
+    reductionRows: batch * depth.diffDstSize * Math.ceil(height.diffDstSize / blockRows),
+    flops: 2 * batch * groups * srcPerGroup * dstPerGroup * kernelVolume * diffDstPositions,
+  };
+}
+
+/**
+ * The plan of a call: the split from the problem alone, the threads from the flags and what
+ * this runtime allows now. `readyThreads(wanted)` says how many threads a started pool has
+ * ready (undefined where threads cannot run, with `unavailable` saying why).
+ */
+function planOf(
+    layout: Layout, batch: number, relaxed: boolean, requested: number, unavailable: string|undefined,
+    readyThreads: ((wanted: number) => number)|undefined): SimdPlan {
+  const {units, reductionRows, flops} = layout;
+  // Too few units to share: slices of the reduction at boundaries fixed by the problem.
+  const slices = units >= MIN_PARALLEL_UNITS ? 1 : Math.min(reductionRows, Math.ceil(MIN_PARALLEL_UNITS / units));
+  const sampleBytes = layout.srcSampleBytes + layout.dstSampleBytes;
+  const chunkSamples = Math.max(1, Math.min(batch, Math.floor(simdTesting.packBytes / sampleBytes)));
+  let threads = requested;
+  let reason: string|undefined;
+  registerWasmSimdFlag();
+  if (requested > 1) {
+    if (flops < env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP) * 1e6) {
+      [threads, reason] = [1, 'below threshold'];
+    } else if (units * slices < 2) {
+      [threads, reason] = [1, 'one task'];
+    } else if (unavailable !== undefined || readyThreads === undefined) {
+      [threads, reason] = [1, unavailable ?? 'no shared memory'];
+    } else {
+      threads = readyThreads(requested);
+      if (threads < requested) reason = threads === 1 ? 'workers starting' : `${threads} of ${requested} ready`;
+    }
+  }
+  const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
+  return {
+    relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
+    chunkSamples, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
+  };
+}
+
+/** The plan a call of `geometry` would run now, without running it (tests, benches). */
+export function simdPlanOf(geometry: FilterGradientGeometry): SimdPlan {
+  const relaxed = relaxedSimdChosen();
+  const requested = requestedThreads();
+  const pool = currentThreadPool();
+  return planOf(
+      layoutOf(geometry), geometry.batch, relaxed, requested, threadsUnavailable(),
+      pool === undefined ? undefined : wanted => pool.readyThreads(wanted));
+}
+
+const sharedBuild = (relaxed: boolean): Build => relaxed ? 'SHARED_RELAXED' : 'SHARED_PLAIN';
+
+/** The result of the SIMD path and the plan it ran. */
+export interface SimdRun {
+  readonly values: Float32Array;
+  readonly plan: SimdPlan;
+}
+
+/**
+ * The filter gradient through the WebAssembly SIMD micro-kernels, or null when the problem is
+ * too large for the module's memory (the caller then runs the TypeScript loops). Same
+ * semantics as computeFilterGradient: positions whose window leaves src add nothing, sums are
+ * float64 across blocks. src and diffDst may be views on another WebAssembly memory (the wasm
+ * backend's heap): samples are copied from them straight into this module's memory. The
+ * gradient goes into `into` (every element is written) or a new array.
+ */
+export function computeFilterGradientSimd(
+    geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array, into?: Float32Array): SimdRun|null {
+  const layout = layoutOf(geometry);
+  const relaxed = relaxedSimdChosen();
+  const requested = requestedThreads();
+  // The pool starts on the first call that wants threads; this call runs on the threads ready.
+  let pool: Pool|undefined;
+  if (planOf(layout, geometry.batch, relaxed, requested, undefined, () => requested).threads > 1) {
+    pool = poolFor(sharedBuild(relaxed));
+    pool?.pool.ensureWorkers(requested - 1);
+  }
+  const plan = planOf(
+      layout, geometry.batch, relaxed, requested, threadsUnavailable(),
+      pool === undefined ? undefined : wanted => pool!.pool.readyThreads(wanted));
+  const threaded = plan.threads > 1 && pool !== undefined;
+  const instance = threaded ? pool!.instance : privateInstance(relaxed ? 'RELAXED' : 'PLAIN');
+  const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
+  if (result === 'stalled') {
+    // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
+    const alone = {...plan, threads: 1, unitParts: 1, reason: 'pool failed'};
+    const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
+    return values === null || values === 'stalled' ? null : {values, plan: alone};
+  }
+  if (threaded && pool!.instance.memory.buffer.byteLength > POOL_RETAINED_MEMORY_BYTES) {
+    pool!.pool.dispose();
+    delete pools[pool!.instance.build];
+  }
+  return result === null ? null : {values: result, plan};
+}
+
+function run(
+    geometry: FilterGradientGeometry, layout: Layout, plan: SimdPlan, instance: Instance, src: Float32Array,
+    diffDst: Float32Array, into: Float32Array|undefined, pool?: ThreadPool): Float32Array|null|'stalled' {
+  const {batch, groups} = geometry;
+  const [depth, height, width] = spatialAxesAs3d(geometry.axes);
+  const {depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
+         kernelVolume, sumCount, srcSampleBytes, dstSampleBytes} = layout;
+  const {slices, unitParts, chunkSamples, units, reductionRows} = plan;
+  const rangeBytes = 12 * (depth.kernelSize + height.kernelSize + width.kernelSize);
+  const rowsPerSample = reductionRows / batch;
+  const tasksPerChunk = slices * unitParts;
+  if (tasksPerChunk > MAX_TASKS) return null;
+
+  const kernels = instance.kernels;
+  const jobAt = roundUp(kernels.heapBase(), 64) + CONTROL_BYTES;
+  const tasksAt = jobAt + JOB_BYTES;
+  const sumsAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 64);
+  const rangesAt = sumsAt + 8 * sumCount * slices;
+  const srcAt = roundUp(rangesAt + rangeBytes, 64);
+  const dstAt = srcAt + chunkSamples * srcSampleBytes;
+  const endAt = dstAt + chunkSamples * dstSampleBytes;
+  if (endAt > MAX_MEMORY_BYTES) return null;
+  const memory = instance.memory;
+  if (endAt > memory.buffer.byteLength) {
+    try {
+      memory.grow(Math.ceil((endAt - memory.buffer.byteLength) / PAGE_BYTES));
+    } catch {
+      return null;  // the engine refused the memory: the loops need none beyond the result
+    }
+  }
+  const buffer = memory.buffer;
+  const sums = new Float64Array(buffer, sumsAt, sumCount * slices);
+  sums.fill(0);
+  const ranges = new Int32Array(buffer, rangesAt, rangeBytes / 4);
+  ranges.set([depth, height, width].flatMap(axis => windowRanges(axis).flatMap(r => [r.first, r.end, r.shift])));
+  const job = new Int32Array(buffer, jobAt, JOB_BYTES / 4);
+  job.set([
+    srcAt, dstAt, srcSampleBytes, dstSampleBytes, rangesAt, depthwise ? 1 : 0, srcIsVector ? 1 : 0, laneGroups,
+    vectorChannels, broadcastPerGroup, height.srcSize, width.srcSize, depth.diffDstSize, height.diffDstSize,
+    width.diffDstSize, depth.kernelSize, height.kernelSize, width.kernelSize, depth.stride, height.stride,
+    width.stride, plan.blockRows, plan.blockColumns, tasksAt,
+  ]);
+  const tasks = new Int32Array(buffer, tasksAt, 5 * tasksPerChunk);
+  const sliceStart = (s: number) => Math.floor(s * reductionRows / slices);
+  const unitStart = (p: number) => Math.floor(p * units / unitParts);
+
+  for (let first = 0; first < batch; first += chunkSamples) {
+    const end = Math.min(batch, first + chunkSamples);
+    for (let n = first; n < end; n++) {
+      pack(src, n, srcLayout, new Float32Array(buffer, srcAt + (n - first) * srcSampleBytes, srcSampleBytes / 4));
+      pack(diffDst, n, dstLayout, new Float32Array(buffer, dstAt + (n - first) * dstSampleBytes, dstSampleBytes / 4));
+    }
+    // Tasks: each slice's rows inside this chunk (relative to its first sample) × the unit parts.
+    let taskCount = 0;
+    for (let s = 0; s < slices; s++) {
+      const rowFirst = Math.max(sliceStart(s), first * rowsPerSample) - first * rowsPerSample;
+      const rowEnd = Math.min(sliceStart(s + 1), end * rowsPerSample) - first * rowsPerSample;
+      if (rowFirst >= rowEnd) continue;
+      for (let p = 0; p < unitParts; p++) {
+        tasks.set([sumsAt + 8 * sumCount * s, unitStart(p), unitStart(p + 1), rowFirst, rowEnd], 5 * taskCount++);
+      }
+    }
+    if (pool !== undefined) {
+      if (!pool.run(jobAt, taskCount, plan.threads, plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
+    } else {
+      for (let t = 0; t < taskCount; t++) kernels.runTask(jobAt, t);
+    }
   }
 
+  // The slices' sums, added in slice order into the first.
+  for (let s = 1; s < slices; s++) {
+    for (let i = 0; i < sumCount; i++) sums[i] += sums[s * sumCount + i];
+  }
   const result = into ?? new Float32Array(geometry.filterSize);
   const fs = geometry.filterStrides;
   const kernelOffsets: number[] = [];
@@ -191,7 +514,7 @@ export function computeFilterGradientSimd(
       }
     }
   });
-  if (buffer.byteLength > RETAINED_MEMORY_BYTES) retainedInstance = undefined;
+  if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) retainedInstance = undefined;
   return result;
 }
 

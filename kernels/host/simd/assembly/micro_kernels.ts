@@ -1,9 +1,10 @@
 // AssemblyScript source of the WebAssembly SIMD path of the cpu and wasm kernels, compiled by
 // scripts/build_wasm.mjs into micro_kernels_wasm.generated.ts (embedded bytes, no loader).
 //
-// JavaScript (../simd_filter_gradient.ts) copies one sample of src and diffDst into this
-// module's memory channels-last, with each group's channels contiguous, and calls
-// accumulateSample once per sample. The filter gradient is then, for each group g and kernel
+// JavaScript (../simd_filter_gradient.ts) copies samples of src and diffDst into this module's
+// memory channels-last, with each group's channels contiguous, writes a job (the problem and a
+// table of tasks) and calls runTask for each task, on the calling thread and on worker threads
+// sharing the memory (../thread_pool.ts). The filter gradient is, for each group g and kernel
 // offset k, a small matrix product over the positions p:
 //
 //   acc[g][k][b][v] += Σ_p  B[p][g][b] · V[window(p, k)][g][v]     (dense groups)
@@ -16,23 +17,112 @@
 // kernel offset and channel tile sweeps the block while it is there. Sums run in f32x4
 // registers over one block and are added into float64 accumulators after it, so rounding
 // error grows with the block (≤ ~1000 terms), not with the whole reduction.
+//
+// scripts/build_wasm.mjs compiles this file four times: with plain or relaxed SIMD (madd below),
+// and importing a plain or a shared memory (for worker threads); the code is otherwise the same.
 
 const F32 = 4;
 const F64 = 8;
 
+// The job block JavaScript writes (i32 fields, byte offsets), shared by every task of a job.
+const JOB_SRC = 0;                // packed src of the first sample of the chunk
+const JOB_DIFF_DST = 4;           // packed diffDst of the first sample of the chunk
+const JOB_SRC_SAMPLE_BYTES = 8;   // bytes between consecutive packed samples
+const JOB_DST_SAMPLE_BYTES = 12;
+const JOB_RANGES = 16;
+const JOB_DEPTHWISE = 20;
+const JOB_SRC_IS_VECTOR = 24;
+const JOB_GROUPS = 28;
+const JOB_VECTOR_CHANNELS = 32;
+const JOB_BROADCAST_CHANNELS = 36;
+const JOB_SRC_HEIGHT = 40;
+const JOB_SRC_WIDTH = 44;
+const JOB_DST_DEPTH = 48;
+const JOB_DST_HEIGHT = 52;
+const JOB_DST_WIDTH = 56;
+const JOB_KERNEL_DEPTH = 60;
+const JOB_KERNEL_HEIGHT = 64;
+const JOB_KERNEL_WIDTH = 68;
+const JOB_STRIDE_DEPTH = 72;
+const JOB_STRIDE_HEIGHT = 76;
+const JOB_STRIDE_WIDTH = 80;
+const JOB_BLOCK_ROWS = 84;
+const JOB_BLOCK_COLUMNS = 88;
+const JOB_TASKS = 92;             // the task table: TASK_BYTES per task
+// One task: its float64 sums, its output units [first, end) and its reduction rows [first, end).
+const TASK_BYTES = 20;
+const TASK_SUMS = 0;
+const TASK_UNIT_FIRST = 4;
+const TASK_UNIT_END = 8;
+const TASK_ROW_FIRST = 12;
+const TASK_ROW_END = 16;
+
 /**
- * Accumulates one sample. `ranges` holds, for the axes D, H, W in turn and each kernel offset k
- * of that axis, three i32: the first and end diffDst position whose window stays inside src,
- * and the src coordinate of position 0 (k·dilation − padBegin).
+ * Runs task `task` of the job at `job`: adds into the task's sums the terms of its output units
+ * over its reduction rows.
+ *
+ * Output units: for each kernel offset k (outermost), group g, vector tile (8 channels, the last
+ * maybe 4) and broadcast chunk (4 channels, the last one with the remaining 1–3 too), or for
+ * depthwise for each k and 4 lanes. Reduction rows: for each sample of the chunk (outermost),
+ * each diffDst depth position and each block of `blockRows` diffDst rows. Every sum sees its
+ * blocks of positions in the same order and each block summed the same way, however the units
+ * and rows are split into tasks, so the result does not depend on how tasks are spread over
+ * threads. `ranges` holds, for the axes D, H, W in turn and each kernel offset of that axis,
+ * three i32: the first and end diffDst position whose window stays inside src, and the src
+ * coordinate of position 0 (k·dilation − padBegin).
  */
-export function accumulateSample(
-    src: usize, diffDst: usize, acc: usize, ranges: usize, depthwise: bool, srcIsVector: bool, groups: i32,
-    vectorChannels: i32, broadcastChannels: i32, srcHeight: i32, srcWidth: i32, dstDepth: i32, dstHeight: i32,
-    dstWidth: i32, kernelDepth: i32, kernelHeight: i32, kernelWidth: i32, strideDepth: i32, strideHeight: i32,
-    strideWidth: i32, blockRows: i32, blockColumns: i32): void {
+export function runTask(job: usize, task: i32): void {
+  const at = <usize>load<i32>(job, JOB_TASKS) + <usize>(task * TASK_BYTES);
+  const sums = <usize>load<i32>(at, TASK_SUMS);
+  const unitFirst = load<i32>(at, TASK_UNIT_FIRST);
+  const unitEnd = load<i32>(at, TASK_UNIT_END);
+  const rowFirst = load<i32>(at, TASK_ROW_FIRST);
+  const rowEnd = load<i32>(at, TASK_ROW_END);
+  const rowsPerSample = load<i32>(job, JOB_DST_DEPTH) *
+      ((load<i32>(job, JOB_DST_HEIGHT) + load<i32>(job, JOB_BLOCK_ROWS) - 1) / load<i32>(job, JOB_BLOCK_ROWS));
+  const srcSampleBytes = <usize>load<i32>(job, JOB_SRC_SAMPLE_BYTES);
+  const dstSampleBytes = <usize>load<i32>(job, JOB_DST_SAMPLE_BYTES);
+  let row = rowFirst;
+  while (row < rowEnd) {
+    const n = row / rowsPerSample;
+    const first = row - n * rowsPerSample;
+    const end = min(rowsPerSample, first + rowEnd - row);
+    accumulateRows(
+        job, <usize>load<i32>(job, JOB_SRC) + <usize>n * srcSampleBytes,
+        <usize>load<i32>(job, JOB_DIFF_DST) + <usize>n * dstSampleBytes, sums, first, end, unitFirst, unitEnd);
+    row += end - first;
+  }
+}
+
+/** One sample's reduction rows [rowFirst, rowEnd) for the output units [unitFirst, unitEnd). */
+function accumulateRows(
+    job: usize, src: usize, diffDst: usize, acc: usize, rowFirst: i32, rowEnd: i32, unitFirst: i32,
+    unitEnd: i32): void {
+  const ranges = <usize>load<i32>(job, JOB_RANGES);
+  const depthwise = load<i32>(job, JOB_DEPTHWISE) != 0;
+  const srcIsVector = load<i32>(job, JOB_SRC_IS_VECTOR) != 0;
+  const groups = load<i32>(job, JOB_GROUPS);
+  const vectorChannels = load<i32>(job, JOB_VECTOR_CHANNELS);
+  const broadcastChannels = load<i32>(job, JOB_BROADCAST_CHANNELS);
+  const srcHeight = load<i32>(job, JOB_SRC_HEIGHT);
+  const srcWidth = load<i32>(job, JOB_SRC_WIDTH);
+  const dstHeight = load<i32>(job, JOB_DST_HEIGHT);
+  const dstWidth = load<i32>(job, JOB_DST_WIDTH);
+  const kernelDepth = load<i32>(job, JOB_KERNEL_DEPTH);
+  const kernelHeight = load<i32>(job, JOB_KERNEL_HEIGHT);
+  const kernelWidth = load<i32>(job, JOB_KERNEL_WIDTH);
+  const strideDepth = load<i32>(job, JOB_STRIDE_DEPTH);
+  const strideHeight = load<i32>(job, JOB_STRIDE_HEIGHT);
+  const strideWidth = load<i32>(job, JOB_STRIDE_WIDTH);
+  const blockRows = load<i32>(job, JOB_BLOCK_ROWS);
+  const blockColumns = load<i32>(job, JOB_BLOCK_COLUMNS);
   const rangesH = ranges + <usize>(kernelDepth * 3 * 4);
   const rangesW = rangesH + <usize>(kernelHeight * 3 * 4);
   const kernelVolume = kernelDepth * kernelHeight * kernelWidth;
+  const vectorTiles = (vectorChannels + 7) / 8;
+  const broadcastChunks = max(1, broadcastChannels / 4);
+  const unitsPerOffset = depthwise ? groups / 4 : groups * vectorTiles * broadcastChunks;
+  const heightBlocks = (dstHeight + blockRows - 1) / blockRows;
   // Channels per position of each packed tensor.
   const vectorRow = groups * vectorChannels;
   const broadcastRow = depthwise ? vectorRow : groups * broadcastChannels;
@@ -42,49 +132,66 @@ export function accumulateSample(
   const srcStepH = <usize>(strideHeight * srcWidth * srcRow * F32);
   const dstStepW = <usize>(dstRow * F32);
   const dstStepH = <usize>(dstWidth * dstRow * F32);
-  for (let pd = 0; pd < dstDepth; pd++) {
-    for (let h0 = 0; h0 < dstHeight; h0 += blockRows) {
-      const h1 = min(dstHeight, h0 + blockRows);
-      for (let w0 = 0; w0 < dstWidth; w0 += blockColumns) {
-        const w1 = min(dstWidth, w0 + blockColumns);
-        for (let kd = 0; kd < kernelDepth; kd++) {
-          const rd = ranges + <usize>(kd * 12);
-          if (pd < load<i32>(rd) || pd >= load<i32>(rd, 4)) continue;
-          const sd = pd * strideDepth + load<i32>(rd, 8);
-          for (let kh = 0; kh < kernelHeight; kh++) {
-            const rh = rangesH + <usize>(kh * 12);
-            const hLo = max(h0, load<i32>(rh));
-            const hHi = min(h1, load<i32>(rh, 4));
-            if (hLo >= hHi) continue;
-            for (let kw = 0; kw < kernelWidth; kw++) {
-              const rw = rangesW + <usize>(kw * 12);
-              const wLo = max(w0, load<i32>(rw));
-              const wHi = min(w1, load<i32>(rw, 4));
-              if (wLo >= wHi) continue;
-              const k = (kd * kernelHeight + kh) * kernelWidth + kw;
-              const srcPosition = (sd * srcHeight + hLo * strideHeight + load<i32>(rh, 8)) * srcWidth +
-                  wLo * strideWidth + load<i32>(rw, 8);
-              const dstPosition = (pd * dstHeight + hLo) * dstWidth + wLo;
-              const srcAt = src + <usize>(srcPosition * srcRow * F32);
-              const dstAt = diffDst + <usize>(dstPosition * dstRow * F32);
-              const rows = hHi - hLo;
-              const columns = wHi - wLo;
-              if (depthwise) {
-                sweepDepthwise(
-                    srcAt, srcStepW, srcStepH, dstAt, dstStepW, dstStepH, rows, columns, vectorRow,
-                    acc + <usize>(k * vectorRow * F64));
-                continue;
-              }
-              for (let g = 0; g < groups; g++) {
-                const vectorAt = srcIsVector ? srcAt + <usize>(g * vectorChannels * F32) :
-                                               dstAt + <usize>(g * vectorChannels * F32);
-                const broadcastAt = srcIsVector ? dstAt + <usize>(g * broadcastChannels * F32) :
-                                                  srcAt + <usize>(g * broadcastChannels * F32);
-                sweepDense(
-                    vectorAt, srcIsVector ? srcStepW : dstStepW, srcIsVector ? srcStepH : dstStepH, broadcastAt,
-                    srcIsVector ? dstStepW : srcStepW, srcIsVector ? dstStepH : srcStepH, rows, columns,
-                    vectorChannels, broadcastChannels,
-                    acc + <usize>((g * kernelVolume + k) * broadcastChannels * vectorChannels * F64));
+  for (let row = rowFirst; row < rowEnd; row++) {
+    const pd = row / heightBlocks;
+    const h0 = (row - pd * heightBlocks) * blockRows;
+    const h1 = min(dstHeight, h0 + blockRows);
+    for (let w0 = 0; w0 < dstWidth; w0 += blockColumns) {
+      const w1 = min(dstWidth, w0 + blockColumns);
+      for (let kd = 0; kd < kernelDepth; kd++) {
+        const rd = ranges + <usize>(kd * 12);
+        if (pd < load<i32>(rd) || pd >= load<i32>(rd, 4)) continue;
+        const sd = pd * strideDepth + load<i32>(rd, 8);
+        for (let kh = 0; kh < kernelHeight; kh++) {
+          const rh = rangesH + <usize>(kh * 12);
+          const hLo = max(h0, load<i32>(rh));
+          const hHi = min(h1, load<i32>(rh, 4));
+          if (hLo >= hHi) continue;
+          for (let kw = 0; kw < kernelWidth; kw++) {
+            const k = (kd * kernelHeight + kh) * kernelWidth + kw;
+            const unitLo = max(unitFirst, k * unitsPerOffset) - k * unitsPerOffset;
+            const unitHi = min(unitEnd, (k + 1) * unitsPerOffset) - k * unitsPerOffset;
+            if (unitLo >= unitHi) continue;
+            const rw = rangesW + <usize>(kw * 12);
+            const wLo = max(w0, load<i32>(rw));
+            const wHi = min(w1, load<i32>(rw, 4));
+            if (wLo >= wHi) continue;
+            const srcPosition = (sd * srcHeight + hLo * strideHeight + load<i32>(rh, 8)) * srcWidth +
+                wLo * strideWidth + load<i32>(rw, 8);
+            const dstPosition = (pd * dstHeight + hLo) * dstWidth + wLo;
+            const srcAt = src + <usize>(srcPosition * srcRow * F32);
+            const dstAt = diffDst + <usize>(dstPosition * dstRow * F32);
+            const rows = hHi - hLo;
+            const columns = wHi - wLo;
+            if (depthwise) {
+              sweepDepthwise(
+                  srcAt, srcStepW, srcStepH, dstAt, dstStepW, dstStepH, rows, columns, unitLo * 4, unitHi * 4,
+                  acc + <usize>(k * vectorRow * F64));
+              continue;
+            }
+            // Units [unitLo, unitHi) of this offset: a run of broadcast chunks per (group, vector tile).
+            const unitsPerGroup = vectorTiles * broadcastChunks;
+            let g = unitLo / unitsPerGroup;
+            let vectorTile = (unitLo - g * unitsPerGroup) / broadcastChunks;
+            let chunk = unitLo - g * unitsPerGroup - vectorTile * broadcastChunks;
+            let unit = unitLo;
+            while (unit < unitHi) {
+              const chunkEnd = min(broadcastChunks, chunk + unitHi - unit);
+              const vectorAt = srcIsVector ? srcAt + <usize>(g * vectorChannels * F32) :
+                                             dstAt + <usize>(g * vectorChannels * F32);
+              const broadcastAt = srcIsVector ? dstAt + <usize>(g * broadcastChannels * F32) :
+                                                srcAt + <usize>(g * broadcastChannels * F32);
+              sweepDense(
+                  vectorAt, srcIsVector ? srcStepW : dstStepW, srcIsVector ? srcStepH : dstStepH, broadcastAt,
+                  srcIsVector ? dstStepW : srcStepW, srcIsVector ? dstStepH : srcStepH, rows, columns,
+                  vectorChannels, broadcastChannels, vectorTile * 8, chunk * 4,
+                  chunkEnd == broadcastChunks ? broadcastChannels : chunkEnd * 4,
+                  acc + <usize>((g * kernelVolume + k) * broadcastChannels * vectorChannels * F64));
+              unit += chunkEnd - chunk;
+              chunk = 0;
+              if (++vectorTile == vectorTiles) {
+                vectorTile = 0;
+                g++;
               }
             }
           }
@@ -95,34 +202,34 @@ export function accumulateSample(
 }
 
 /**
- * All (vector tile × broadcast tile) pairs of one group over one block: 8×4 tiles, with
- * 4-wide (vectorChannels is a multiple of 4, not always of 8) and single-scalar edges.
+ * One vector tile (8 channels from `vt`, or the last 4) against broadcast channels
+ * [bFirst, bEnd) of one group over one block: 8×4 or 4×4 tiles, then single broadcast scalars.
  */
 function sweepDense(
     v: usize, vStepW: usize, vStepH: usize, b: usize, bStepW: usize, bStepH: usize, rows: i32, columns: i32,
-    vectorChannels: i32, broadcastChannels: i32, acc: usize): void {
+    vectorChannels: i32, broadcastChannels: i32, vt: i32, bFirst: i32, bEnd: i32, acc: usize): void {
   const accRow = <usize>(vectorChannels * F64);
-  for (let vt = 0; vt < vectorChannels; vt += 8) {
-    const wide = vt + 8 <= vectorChannels;
-    const vAt = v + <usize>(vt * F32);
-    let bt = 0;
-    for (; bt + 4 <= broadcastChannels; bt += 4) {
-      const bAt = b + <usize>(bt * F32);
-      const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
-      if (wide) tile8x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
-      else tile4x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
-    }
-    for (; bt < broadcastChannels; bt++) {
-      const bAt = b + <usize>(bt * F32);
-      const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
-      if (wide) tile8x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
-      else tile4x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
-    }
+  const wide = vt + 8 <= vectorChannels;
+  const vAt = v + <usize>(vt * F32);
+  let bt = bFirst;
+  for (; bt + 4 <= bEnd; bt += 4) {
+    const bAt = b + <usize>(bt * F32);
+    const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
+    if (wide) tile8x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
+    else tile4x4(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt, accRow);
+  }
+  for (; bt < bEnd; bt++) {
+    const bAt = b + <usize>(bt * F32);
+    const accAt = acc + <usize>(bt * vectorChannels + vt) * F64;
+    if (wide) tile8x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
+    else tile4x1(vAt, vStepW, vStepH, bAt, bStepW, bStepH, rows, columns, accAt);
   }
 }
 
 // @ts-ignore: decorator
 @inline function madd(sum: v128, x: v128, y: v128): v128 {
+  // The relaxed-SIMD build multiplies and adds in one step where the CPU has FMA (one rounding).
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(x, y, sum);
   return f32x4.add(sum, f32x4.mul(x, y));
 }
 
@@ -221,13 +328,14 @@ function tile4x1(
 
 /**
  * Depthwise: src and diffDst both hold `row` (groups rounded up to 4) channels per position and
- * lane g of a vector pairs src channel g with diffDst channel g; 16 channels per pass, then 4.
+ * lane g of a vector pairs src channel g with diffDst channel g; lanes [first, end) (multiples
+ * of 4), 16 per pass, then 4.
  */
 function sweepDepthwise(
     src: usize, srcStepW: usize, srcStepH: usize, dst: usize, dstStepW: usize, dstStepH: usize, rows: i32,
-    columns: i32, row: i32, acc: usize): void {
-  let g = 0;
-  for (; g + 16 <= row; g += 16) {
+    columns: i32, first: i32, end: i32, acc: usize): void {
+  let g = first;
+  for (; g + 16 <= end; g += 16) {
     let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
     for (let r = 0; r < rows; r++) {
       let sp = src + <usize>(g * F32) + <usize>r * srcStepH;
@@ -244,7 +352,7 @@ function sweepDepthwise(
     const at = acc + <usize>(g * F64);
     flush(at, s0); flush(at + 32, s1); flush(at + 64, s2); flush(at + 96, s3);
   }
-  for (; g < row; g += 4) {
+  for (; g < end; g += 4) {
     let s0 = f32x4.splat(0);
     for (let r = 0; r < rows; r++) {
       let sp = src + <usize>(g * F32) + <usize>r * srcStepH;

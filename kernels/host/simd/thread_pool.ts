@@ -1,0 +1,280 @@
+import {THREAD_WORKER_SOURCE} from './thread_worker.generated';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, SEQUENCE, TASK_COUNT, WAKE, WORKERS_WANTED} from './thread_protocol';
+
+/**
+ * Worker threads for the micro-kernels: one compiled module, one shared WebAssembly.Memory,
+ * workers from `worker_threads` in Node (and runtimes that provide it) or Web Workers in
+ * browsers, started from the script embedded in the package (thread_worker.generated.ts).
+ *
+ * A kernel call stays synchronous: the calling thread publishes a job, claims tasks like every
+ * worker (thread_protocol.ts) and then waits until all are done, in Atomics.wait where the
+ * thread may block and spinning where it may not (a browser's main thread). Workers start on
+ * first need and report ready through the shared memory; a call before then runs on the calling
+ * thread alone, and so does every call once a worker has died, failed to start or stopped in
+ * the middle of a task. Node workers are unref'd: they never keep a process alive.
+ */
+
+/** The most threads the pool runs, the calling thread included. */
+export const MAX_THREADS = MAX_WORKERS + 1;
+
+/** Why a call runs on the calling thread alone when threads were asked for (undefined: they can run). */
+export function threadsUnavailable(): string | undefined {
+  if (typeof SharedArrayBuffer === 'undefined') {
+    const isolated = (globalThis as {crossOriginIsolated?: boolean}).crossOriginIsolated;
+    return isolated === false ? 'not cross-origin isolated' : 'no SharedArrayBuffer';
+  }
+  if (typeof Atomics === 'undefined') return 'no Atomics';
+  if (workerFactory() === undefined) return 'no workers';
+  return poolFailure;
+}
+
+/** The cores this runtime reports (Node's os.availableParallelism, navigator.hardwareConcurrency). */
+export function reportedCores(): number {
+  const os = nodeBuiltin<{availableParallelism?: () => number; cpus?: () => unknown[]}>('node:os');
+  const fromOs = os?.availableParallelism?.() ?? os?.cpus?.().length;
+  const fromNavigator = (globalThis as {navigator?: {hardwareConcurrency?: number}}).navigator?.hardwareConcurrency;
+  const cores = fromOs ?? fromNavigator ?? 1;
+  return Number.isInteger(cores) && cores > 0 ? cores : 1;
+}
+
+type NodeProcess = {getBuiltinModule?: (name: string) => unknown; versions?: {node?: string}};
+/** CommonJS's module object where this code runs as CommonJS (dist/index.cjs); undefined elsewhere. */
+declare const module: {require?: (name: string) => unknown} | undefined;
+
+/** A Node built-in module without a static import (the bundles are platform-neutral). */
+function nodeBuiltin<T>(name: string): T | undefined {
+  const nodeProcess = (globalThis as {process?: NodeProcess}).process;
+  if (nodeProcess?.versions?.node === undefined) return undefined;
+  try {
+    if (nodeProcess.getBuiltinModule) return nodeProcess.getBuiltinModule(name) as T;
+    // CommonJS in Node < 20.16: the module's own require, reached without a bundler noticing.
+    const nodeRequire = typeof module !== 'undefined' ? module?.require : undefined;
+    return nodeRequire?.(name) as T | undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface WorkerHandle {
+  terminate(): void;
+}
+
+interface WorkerStart {
+  module: WebAssembly.Module;
+  memory: WebAssembly.Memory;
+  controlAt: number;
+  index: number;
+}
+
+/** Starts one worker on `start`, calling `onFailure` if it errors or exits; undefined where none can start. */
+type WorkerFactory = (start: WorkerStart, onFailure: (reason: string) => void) => WorkerHandle;
+
+interface NodeWorker {
+  on(event: string, listener: (value: unknown) => void): void;
+  unref(): void;
+  terminate(): Promise<number>;
+}
+type NodeWorkerClass = new (code: string, options: {eval: true; workerData: unknown}) => NodeWorker;
+
+let cachedFactory: WorkerFactory | null | undefined;
+
+function workerFactory(): WorkerFactory | undefined {
+  if (cachedFactory === undefined) cachedFactory = makeWorkerFactory() ?? null;
+  return cachedFactory ?? undefined;
+}
+
+function makeWorkerFactory(): WorkerFactory | undefined {
+  const workerThreads = nodeBuiltin<{Worker?: NodeWorkerClass; isMainThread?: boolean}>('node:worker_threads');
+  if (workerThreads?.Worker) {
+    const NodeWorkerClass = workerThreads.Worker;
+    return (start, onFailure) => {
+      const worker = new NodeWorkerClass(THREAD_WORKER_SOURCE, {eval: true, workerData: start});
+      worker.on('error', e => onFailure(`worker error: ${String(e)}`));
+      worker.on('exit', code => onFailure(`worker exited (${String(code)})`));
+      worker.on('message', message => {
+        const failed = (message as {failed?: string}).failed;
+        if (failed !== undefined) onFailure(`worker failed to start: ${failed}`);
+      });
+      worker.unref();
+      return {terminate: () => void worker.terminate()};
+    };
+  }
+  const WebWorker = (globalThis as {Worker?: new (url: string) => Worker}).Worker;
+  if (WebWorker === undefined || typeof Blob === 'undefined' || typeof URL?.createObjectURL !== 'function') {
+    return undefined;
+  }
+  return (start, onFailure) => {
+    const url = URL.createObjectURL(new Blob([THREAD_WORKER_SOURCE], {type: 'text/javascript'}));
+    try {
+      const worker = new WebWorker(url);
+      worker.onerror = event => {
+        event.preventDefault?.();
+        onFailure(`worker error: ${event.message ?? 'failed to start'}`);
+      };
+      worker.onmessageerror = () => onFailure('worker could not receive the module');
+      worker.onmessage = event => {
+        const failed = (event.data as {failed?: string}).failed;
+        if (failed !== undefined) onFailure(`worker failed to start: ${failed}`);
+      };
+      worker.postMessage(start);
+      return {terminate: () => worker.terminate()};
+    } finally {
+      URL.revokeObjectURL(url);
+    }
+  };
+}
+
+/** Whether this thread may block in Atomics.wait (a browser's main thread may not: it spins). */
+let mayBlock: boolean | undefined;
+function callerMayBlock(control: Int32Array): boolean {
+  if (mayBlock === undefined) {
+    try {
+      Atomics.wait(control, CONTROL_WORDS - 1, 1, 0);  // the word is 0: returns 'not-equal' at once where allowed
+      mayBlock = true;
+    } catch {
+      mayBlock = false;
+    }
+  }
+  return mayBlock;
+}
+
+/** Why pools can no longer run here (a worker died or failed to start); undefined while they can. */
+let poolFailure: string | undefined;
+
+/**
+ * A call that finds no task finished for this long, plus 1 ms per 0.1 MFLOP of its job (a job
+ * running 400× slower than the micro-kernels do on one thread), treats the pool as failed (see run).
+ */
+const STALL_MS = 10000;
+/** Test hooks: a shorter stall limit. */
+export const threadPoolTesting = {stallMs: STALL_MS};
+
+export class ThreadPool {
+  readonly memory: WebAssembly.Memory;
+  private readonly control: Int32Array;
+  private readonly workers: WorkerHandle[] = [];
+  private sequence = 0;
+  private disposed = false;
+
+  /**
+   * `memory` is shared and imported by `module`; the control words live at `controlAt` in it.
+   * Workers start when `ensureWorkers` first asks for them.
+   */
+  constructor(
+      readonly module: WebAssembly.Module, memory: WebAssembly.Memory, private readonly controlAt: number) {
+    this.memory = memory;
+    this.control = new Int32Array(memory.buffer, controlAt, CONTROL_WORDS);
+    Atomics.store(this.control, CLAIM, CLOSED);
+  }
+
+  /** Starts workers until there are `count` (never more than MAX_THREADS − 1). */
+  ensureWorkers(count: number) {
+    const factory = workerFactory();
+    if (factory === undefined || this.disposed || poolFailure !== undefined) return;
+    while (this.workers.length < Math.min(count, MAX_THREADS - 1)) {
+      const index = this.workers.length;
+      try {
+        this.workers.push(factory(
+            {module: this.module, memory: this.memory, controlAt: this.controlAt, index},
+            reason => this.fail(reason)));
+      } catch (e) {
+        this.fail(`worker failed to start: ${String(e)}`);
+        return;
+      }
+    }
+  }
+
+  get workerCount(): number {
+    return this.workers.length;
+  }
+
+  /** Threads a job run now would have, up to `wanted`: the caller and the first ready workers. */
+  readyThreads(wanted: number): number {
+    if (this.disposed) return 1;
+    const ready = Atomics.load(this.control, READY);
+    let threads = 1;
+    while (threads < wanted && (ready & (1 << (threads - 1))) !== 0) threads++;
+    return threads;
+  }
+
+  /**
+   * Runs tasks [0, taskCount) of the job at `jobAt` on the caller and the first `threads − 1`
+   * workers (`jobFlops`: the job's work, for the stall limit); returns false (and fails the pool)
+   * if no task finished for the stall limit while
+   * some were claimed and unfinished — a worker stopped in the middle of one — in which case the
+   * job's sums are not to be used.
+   */
+  run(jobAt: number, taskCount: number, threads: number, jobFlops: number, runTask: (job: number, task: number) => void):
+      boolean {
+    const stallMs = threadPoolTesting.stallMs + jobFlops / 1e5;
+    const control = this.control;
+    Atomics.store(control, JOB, jobAt);
+    Atomics.store(control, TASK_COUNT, taskCount);
+    Atomics.store(control, DONE, 0);
+    Atomics.store(control, WORKERS_WANTED, threads - 1);
+    this.sequence++;
+    Atomics.store(control, CLAIM, openClaim(this.sequence));
+    Atomics.store(control, SEQUENCE, this.sequence);
+    for (let worker = 0; worker < threads - 1; worker++) {
+      Atomics.store(control, WAKE + worker, this.sequence);
+      Atomics.notify(control, WAKE + worker);
+    }
+    claimAndRun(control, runTask);
+    const block = callerMayBlock(control);
+    let done = Atomics.load(control, DONE);
+    let progressAt = Date.now();
+    while (done < taskCount) {
+      if (block) Atomics.wait(control, DONE, done, 50);
+      const now = Atomics.load(control, DONE);
+      if (now !== done) {
+        done = now;
+        progressAt = Date.now();
+      } else if (Date.now() - progressAt > stallMs) {
+        Atomics.store(control, CLAIM, CLOSED);
+        this.fail('a worker stopped in the middle of a task');
+        return false;
+      }
+    }
+    Atomics.store(control, CLAIM, CLOSED);
+    return true;
+  }
+
+  /** Ends the workers; the pool is not used again. */
+  dispose() {
+    if (this.disposed) return;
+    this.disposed = true;
+    Atomics.store(this.control, WORKERS_WANTED, 0);
+    for (const worker of this.workers) worker.terminate();
+    this.workers.length = 0;
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** Terminates one worker as if it had died (tests). */
+  killWorkerForTesting(index: number) {
+    this.workers[index]?.terminate();
+  }
+
+  private fail(reason: string) {
+    if (this.disposed) return;
+    poolFailure ??= reason;
+    this.dispose();
+  }
+}
+
+/** Whether a pool has failed here, and why (tests). */
+export function poolFailureReason(): string | undefined {
+  return poolFailure;
+}
+
+/** Lets pools start again after a failure (tests of the failure paths). */
+export function resetPoolFailureForTesting() {
+  poolFailure = undefined;
+}
+
+/** Tests: pretend workers cannot start here (undefined: back to the runtime's). */
+export function overrideWorkerFactoryForTesting(factory: WorkerFactory | null | undefined) {
+  cachedFactory = factory;
+}

@@ -1,0 +1,351 @@
+import * as tf from '@tensorflow/tfjs-core';
+import {spawnSync} from 'child_process';
+import * as path from 'path';
+
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
+import {currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
+import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, threadPoolTesting} from '../kernels/host/simd/thread_pool';
+import {CASES} from './cases';
+import {SUITE_THREADS} from './helpers/setup';
+import {SIMD_PROBLEMS, SimdProblem} from './helpers/simd_problems';
+import {seededValues} from './helpers/util';
+import {VERBOSE_PREFIX} from '../src/verbose';
+
+/**
+ * The SIMD path of the cpu and wasm kernels on worker threads (kernels/host/simd/thread_pool.ts):
+ * results bitwise equal whatever the thread count, the thread plan, and every way threads fail
+ * (a worker that dies between calls or in the middle of a task, a pool that cannot start), which
+ * must mean one thread and the same values, never a hang. The suite itself runs on
+ * SUITE_THREADS threads with no threshold (test/helpers/setup.ts).
+ */
+
+const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
+
+/** Problems past the case table: the SIMD problems and layers with many units, few units, depthwise, 3-D. */
+const LAYERS: readonly SimdProblem[] = [
+  ...SIMD_PROBLEMS,
+  {
+    name: 'ResNet-like 3×3 64→64 at 28×28, batch 2',
+    op: 'conv', input: [2, 28, 28, 64], outputDelta: [2, 28, 28, 64],
+    attrs: {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]},
+  },
+  {
+    name: 'depthwise 3×3 of 40 channels at 30×30, stride 2',
+    op: 'conv', input: [2, 30, 30, 40], outputDelta: [2, 15, 15, 40],
+    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 40, filterShape: [3, 3]},
+  },
+  {
+    name: 'one output unit (1×1, 2→3): the reduction in slices',
+    op: 'conv', input: [3, 40, 40, 2], outputDelta: [3, 40, 40, 3],
+    attrs: {strides: [1, 1], filterShape: [1, 1]},
+  },
+  {
+    name: '3-D 3×3×3, 8→16, batch 2',
+    op: 'conv', input: [2, 10, 12, 12, 8], outputDelta: [2, 10, 12, 12, 16],
+    attrs: {strides: [1, 1, 1], padsBegin: [1, 1, 1], padsEnd: [1, 1, 1], filterShape: [3, 3, 3]},
+  },
+  {
+    name: 'transposed 4×4 stride 2, 16→8',
+    op: 'transposed', input: [2, 12, 12, 16], outputDelta: [2, 24, 24, 8],
+    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [4, 4]},
+  },
+];
+
+interface Problem {
+  id: string;
+  call: () => tf.Tensor;
+}
+
+function problems(): Problem[] {
+  const fromCases = CASES.map(c => ({
+    id: c.id,
+    call: () => {
+      const op = c.op === 'ConvolutionBackpropFilters' ? convolutionBackpropFilters : convTransposeBackpropFilters;
+      const input = tf.tensor(seededValues(size(c.inputShape), c.seed), c.inputShape);
+      const outputDelta = tf.tensor(seededValues(size(c.outputDeltaShape), c.seed + 1000), c.outputDeltaShape);
+      return op(input, outputDelta, c.attrs as never, c.filterShapeInput);
+    },
+  }));
+  const fromLayers = LAYERS.map((p, i) => ({
+    id: p.name,
+    call: () => {
+      const op = p.op === 'conv' ? convolutionBackpropFilters : convTransposeBackpropFilters;
+      return op(tf.tensor(seededValues(size(p.input), i + 1), p.input),
+                tf.tensor(seededValues(size(p.outputDelta), i + 101), p.outputDelta), p.attrs);
+    },
+  }));
+  return [...fromCases, ...fromLayers];
+}
+
+/** The paths the verbose line printed and the values of every problem, at `threads`. */
+async function runAll(threads: number): Promise<{values: Float32Array[]; paths: string[]}> {
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
+  expect(await simdThreadsReady()).withContext('threads ready').toBe(threads);
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => lines.push(args.map(String).join(' '));
+  tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+  try {
+    const values = problems().map(p => tf.tidy(() => p.call().dataSync() as Float32Array));
+    return {values, paths: lines.filter(l => l.startsWith(VERBOSE_PREFIX)).map(l => l.split(',')[4])};
+  } finally {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+    console.log = log;
+  }
+}
+
+const bits = (values: Float32Array) => new Uint32Array(values.buffer, values.byteOffset, values.length);
+
+function expectBitwiseEqual(actual: Float32Array[], expected: Float32Array[], context: string) {
+  const ids = problems().map(p => p.id);
+  actual.forEach((values, i) => {
+    const same = values.length === expected[i].length && bits(values).every((b, j) => b === bits(expected[i])[j]);
+    expect(same).withContext(`${context}: ${ids[i]}`).toBeTrue();
+  });
+}
+
+/** Puts back what the rest of the suite runs on (test/helpers/setup.ts), workers ready. */
+async function restoreSuiteThreads() {
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+  await tf.setBackend('cpu');
+  await simdThreadsReady();
+}
+
+for (const backend of ['cpu', 'wasm']) {
+  describe(`threads on ${backend}:`, () => {
+    beforeAll(async () => {
+      expect(await tf.setBackend(backend)).toBe(true);
+      tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    });
+    afterAll(restoreSuiteThreads);
+
+    it('gives bitwise the same values with 1, 2, 3 and 8 threads over the case table and a set of layers', async () => {
+      const one = await runAll(1);
+      expect(one.paths.every(p => p === 'simd threads=1')).withContext(one.paths.join(' ')).toBeTrue();
+      for (const threads of [2, 3, 8]) {
+        const many = await runAll(threads);
+        expectBitwiseEqual(many.values, one.values, `${threads} threads`);
+        // Every problem with two tasks or more ran on all of them (the others on one, saying why).
+        const threaded = many.paths.filter(p => p === `simd threads=${threads}`).length;
+        expect(many.paths.every(p => p === `simd threads=${threads}` || p === 'simd threads=1 (one task)'))
+            .withContext(many.paths.join(' ')).toBeTrue();
+        expect(threaded).toBeGreaterThan(many.paths.length / 2);
+      }
+    });
+
+    it('gives the same values when the samples are packed a few at a time (several fork-joins per call)', async () => {
+      const whole = await runAll(2);
+      simdTesting.packBytes = 1;  // one sample per chunk
+      try {
+        const chunked = await runAll(2);
+        expectBitwiseEqual(chunked.values, whole.values, 'one sample per chunk');
+        const alone = await runAll(1);
+        expectBitwiseEqual(alone.values, whole.values, 'one sample per chunk, one thread');
+      } finally {
+        simdTesting.packBytes = 32 * 2 ** 20;
+      }
+    });
+  });
+}
+
+describe('the thread plan', () => {
+  const geometryOf = (input: number[], outputDelta: number[], attrs: Record<string, unknown>) =>
+      computeGeometry('ConvolutionBackpropFilters', {input: {shape: input, dtype: 'float32'}, outputDelta: {shape: outputDelta, dtype: 'float32'}}, attrs);
+  const res2 = () => geometryOf([2, 56, 56, 64], [2, 56, 56, 64], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]});
+  afterEach(() => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+  });
+  afterAll(restoreSuiteThreads);
+
+  it('splits a layer over its output units whatever the thread count: only the tasks per slice change', async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    await simdThreadsReady();
+    const two = simdPlanOf(res2());
+    expect(two).toEqual(jasmine.objectContaining({
+      threads: 2, requestedThreads: 2, flops: 2 * 2 * 56 * 56 * 64 * 64 * 9, units: 9 * 8 * 16, slices: 1, unitParts: 6,
+    }));
+    expect(two.reason).toBeUndefined();
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
+    const one = simdPlanOf(res2());
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1});
+  });
+
+  it('splits the reduction at fixed boundaries when a problem has too few output units', () => {
+    const plan = simdPlanOf(geometryOf([3, 40, 40, 2], [3, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]}));
+    // 3 samples × 2 blocks of 25 rows each: 6 reduction rows, each its own slice.
+    expect([plan.units, plan.blockRows, plan.reductionRows, plan.slices, plan.unitParts]).toEqual([1, 25, 6, 6, 1]);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
+    expect(simdPlanOf(geometryOf([3, 40, 40, 2], [3, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]})).slices).toBe(6);
+    const wide = simdPlanOf(geometryOf([2, 4, 30, 4], [2, 4, 30, 4], {strides: [1, 1], filterShape: [1, 1]}));
+    expect([wide.units, wide.slices]).toEqual([1, 2]);
+    const many = simdPlanOf(geometryOf([20, 30, 30, 4], [20, 30, 30, 4], {strides: [1, 1], filterShape: [1, 1]}));
+    expect([many.units, many.reductionRows, many.slices]).toEqual([1, 20, 16]);
+  });
+
+  it(`keeps problems under ${DEFAULT_THREADS_MIN_MFLOP} MFLOP (the default threshold) on the calling thread, and says so`, () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, DEFAULT_THREADS_MIN_MFLOP);
+    const small = simdPlanOf(geometryOf([1, 12, 12, 8], [1, 12, 12, 8], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
+    expect([small.threads, small.reason]).toEqual([1, 'below threshold']);
+    expect(simdPlanOf(res2()).threads).toBe(SUITE_THREADS);
+  });
+
+  it('runs a problem of one task on the calling thread', () => {
+    const plan = simdPlanOf(geometryOf([1, 1, 1, 4], [1, 1, 1, 4], {strides: [1, 1], filterShape: [1, 1]}));
+    expect([plan.units, plan.slices, plan.threads, plan.reason]).toEqual([1, 1, 1, 'one task']);
+  });
+
+  it('is one thread with CONV_BACKPROP_FILTERS_THREADS 1, and the flag defaults to the cores, at most 8', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
+    const plan = simdPlanOf(res2());
+    expect([plan.threads, plan.reason]).toEqual([1, undefined]);
+    const os = require('os') as {availableParallelism(): number};
+    const registry = (tf.env() as unknown as {flagRegistry: Record<string, {evaluationFn: () => number}>}).flagRegistry;
+    expect(registry[CONV_BACKPROP_FILTERS_THREADS].evaluationFn()).toBe(Math.min(8, os.availableParallelism()));
+  });
+});
+
+describe('threads that fail', () => {
+  const res2 = () => tf.tidy(() => convolutionBackpropFilters(
+      tf.tensor(seededValues(2 * 28 * 28 * 64, 7), [2, 28, 28, 64]), tf.tensor(seededValues(2 * 28 * 28 * 64, 8), [2, 28, 28, 64]),
+      {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}).dataSync() as Float32Array);
+  let oneThread: Float32Array;
+  let lines: string[];
+  const lastPath = () => lines.filter(l => l.startsWith(VERBOSE_PREFIX)).pop()?.split(',')[4];
+
+  beforeAll(async () => {
+    await tf.setBackend('cpu');
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
+    oneThread = res2();
+  });
+  beforeEach(async () => {
+    lines = [];
+    spyOn(console, 'log').and.callFake((...args: unknown[]) => lines.push(args.map(String).join(' ')));
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    expect(await simdThreadsReady()).toBe(2);
+  });
+  afterEach(async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+    overrideWorkerFactoryForTesting(undefined);
+    threadPoolTesting.stallMs = 10000;
+    stopSimdThreads();
+    resetPoolFailureForTesting();
+  });
+  afterAll(restoreSuiteThreads);
+
+  it('runs on one thread, with the same values, once a worker died between calls', async () => {
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=2');
+    currentThreadPool()!.killWorkerForTesting(0);
+    // Right after the kill, before Node reports the exit: the caller does the tasks the dead worker does not claim.
+    expect(bits(res2())).toEqual(bits(oneThread));
+    const start = Date.now();
+    while (poolFailureReason() === undefined && Date.now() - start < 10000) await new Promise(r => setTimeout(r, 10));
+    expect(poolFailureReason()).toMatch(/^worker exited/);
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toMatch(/^simd threads=1 \(worker exited/);
+  });
+
+  it('runs on one thread when no worker can start', async () => {
+    stopSimdThreads();
+    overrideWorkerFactoryForTesting(() => {
+      throw new Error('Content Security Policy: blob workers are not allowed');
+    });
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=1 (worker failed to start: Error: Content Security Policy: blob workers are not allowed)');
+    expect(await simdThreadsReady()).toBe(1);
+    overrideWorkerFactoryForTesting(null);
+    resetPoolFailureForTesting();
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=1 (no workers)');
+  });
+
+  it('runs on one thread while the workers start, then on them', async () => {
+    stopSimdThreads();
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=1 (workers starting)');
+    expect(await simdThreadsReady()).toBe(2);
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=2');
+  });
+
+  it('recomputes the call on one thread, with the same values, when a worker stops in the middle of a task', async () => {
+    stopSimdThreads();
+    // A worker that claims one task of each job and never finishes it (as a thread killed mid-task would).
+    const {Worker} = require('worker_threads') as typeof import('worker_threads');
+    const stopping = `
+      const {workerData: {memory, controlAt, index}} = require('worker_threads');
+      const control = new Int32Array(memory.buffer, controlAt, 24);
+      Atomics.or(control, 3, 1 << index);
+      for (;;) {
+        const wake = Atomics.load(control, 8 + index);
+        const claim = Atomics.load(control, 1);
+        if (claim !== -1 && (claim & 4095) < Atomics.load(control, 5)) {
+          if (Atomics.compareExchange(control, 1, claim, claim + 1) === claim) for (;;) Atomics.wait(control, 7, 0);
+        }
+        Atomics.wait(control, 8 + index, wake);
+      }`;
+    const started: Array<InstanceType<typeof Worker>> = [];
+    overrideWorkerFactoryForTesting(start => {
+      const worker = new Worker(stopping, {eval: true, workerData: start});
+      worker.unref();
+      started.push(worker);
+      return {terminate: () => void worker.terminate()};
+    });
+    threadPoolTesting.stallMs = 200;
+    expect(await simdThreadsReady()).toBe(2);
+    let calls = 0;
+    while (poolFailureReason() === undefined && calls < 20) {
+      expect(bits(res2())).toEqual(bits(oneThread));
+      calls++;
+    }
+    expect(poolFailureReason()).toBe('a worker stopped in the middle of a task');
+    expect(lastPath()).toBe('simd threads=1 (pool failed)');
+    expect(bits(res2())).toEqual(bits(oneThread));
+    expect(lastPath()).toBe('simd threads=1 (a worker stopped in the middle of a task)');
+    await Promise.all(started.map(w => w.terminate()));
+  });
+
+  it('keeps its workers and its memory over 2,000 calls, and leaves no tensor behind', async () => {
+    const pool = currentThreadPool()!;
+    const call = () => tf.tidy(() => convolutionBackpropFilters(
+        tf.ones([2, 9, 9, 8]), tf.ones([2, 9, 9, 8]), {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})
+        .dataSync());
+    call();
+    const memoryBytes = pool.memory.buffer.byteLength;
+    const tensors = tf.memory().numTensors;
+    for (let i = 0; i < 2000; i++) call();
+    expect(currentThreadPool()).toBe(pool);
+    expect(pool.workerCount).toBe(1);
+    expect(pool.memory.buffer.byteLength).toBe(memoryBytes);
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(lastPath()).toBe('simd threads=2');
+  });
+});
+
+describe('threads in a Node process', () => {
+  it('never keep it alive: a script that ran threaded calls exits on its own', () => {
+    const script = `
+      const tf = require('@tensorflow/tfjs-core');
+      require('@tensorflow/tfjs-backend-cpu');
+      const ops = require('./kernels/index');
+      (async () => {
+        await tf.setBackend('cpu');
+        tf.env().set(ops.CONV_BACKPROP_FILTERS_THREADS, 2);
+        const threads = await ops.simdThreadsReady();
+        const x = tf.ones([2, 28, 28, 32]);
+        const sum = tf.sum(ops.convolutionBackpropFilters(x, x, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).dataSync()[0];
+        console.log('threads', threads, 'sum', sum);
+      })();`;
+    const root = path.resolve(__dirname, '..');
+    const result = spawnSync(path.join(root, 'node_modules', '.bin', 'tsx'), ['-e', script], {cwd: root, timeout: 60000, encoding: 'utf8'});
+    expect(result.signal).withContext('killed by the timeout: the process did not exit').toBeNull();
+    expect(result.status).withContext(result.stderr).toBe(0);
+    // Per filter element, the positions whose 3×3 window (pads 1) stays in 28×28, over 2 samples.
+    const positions = 28 * 28 + 4 * 27 * 28 + 4 * 27 * 27;
+    expect(result.stdout).toContain(`threads 2 sum ${2 * positions * 32 * 32}`);
+  });
+});
