@@ -4,7 +4,7 @@ import {InputFolding, inputFolding, PackedTexture, rowPitch} from '../../glsl/pa
 import {DEFAULT_WEBGL_PROFILE} from '../../plan/device';
 
 /**
- * What dense rows, depthwise rows and thin rows (dense.ts, depthwise.ts,
+ * What dense rows, depthwise rows and one-channel rows (dense.ts, depthwise.ts,
  * one_channel.ts) share: each writes a diffDst row's products out in the shader, so they settle
  * along the row, when the text is made, which tap meets which position and which src texels a
  * row's products read.
