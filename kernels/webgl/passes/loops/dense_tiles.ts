@@ -141,7 +141,7 @@ const denseLoopsText = textPerKey((key: DenseLoopsText) => {
   const srcIs = pairs(srcPairs);
   const diffDstJs = pairs(diffDstPairs);
   const targets = srcIs.flatMap(i => diffDstJs.map(j => ({i, j, name: `target${i * diffDstPairs + j}`})));
-  // The loops read a folded texture through cursors (see cursorFunctions in packed_reads.ts),
+  // The loops read a folded texture through cursors (see cursorFunctions in glsl/packed_reads.ts),
   // stepped with an add and a compare where its texel index would take a division per read; a
   // row-major one by its row, which holds fewer values live. `cursor` names the stream's cursor, set up at view row
   // `row` before the loop; a read at view row `rowNow` then moves it on by `step` (GLSL ivec2).

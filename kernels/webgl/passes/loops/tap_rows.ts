@@ -8,10 +8,10 @@ import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 /**
  * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
  * axis over one split of the diffDst rows (depthwise_taps.ts: depthwise; one_channel_taps.ts: one src
- * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
+ * channel), reading packed 2-D views through cursors (see cursorFunctions in glsl/packed_reads.ts).
  * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
  * geometryUniforms, `sizes` = (rows per split, rows, tap blocks, kernel rows) and splitGrid
- * (see SPLIT_OF_FRAGMENT in sum_target_splits.ts).
+ * (see SPLIT_OF_FRAGMENT in finish/sum_target_splits.ts).
  */
 export interface TapRows {
   /** The stride along the innermost axis. */

@@ -15,7 +15,7 @@ export const WRITTEN_ROWS_MAX_WIDTH = DEFAULT_WEBGL_PROFILE.denseRows.maxWidth;
 
 /**
  * The view rows from one image row to the next in src and diffDst (see rowPitch in
- * packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows) where both tensors hold
+ * glsl/packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows) where both tensors hold
  * their positions in order (rowsInOrder) and every image row starts at a texel of both
  * textures; null otherwise.
  */
