@@ -243,7 +243,7 @@ function report(workloads: WebglWorkload[], page: WebglPageResult, seconds: numb
       memRows, [false, false, false, false, false, true, true, true, true, true]));
   out.push('\nPrograms: entries added to the webgl backend\'s binary cache by the call — tfjs compiles one program per ' +
            'cache key, which is the program class, its shader text and (without shape uniforms) the input and output ' +
-           'shapes — by program class, plus the multi-target shaders our kernel compiles itself (WideTiles, WideTaps: ' +
+           'shapes — by program class, plus the multi-target shaders our kernel compiles itself (DenseLoops, DepthwiseLoops: ' +
            'outside tfjs\'s cache, keyed by their text alone). x and dy are uploaded to textures before the calls ("input upload": tfjs\'s ' +
            'encode programs, keyed by shape), so the kernels\' counts are their own, including any pack/unpack ' +
            'programs tfjs runs around them. "ours, then at another batch": our kernel\'s first call on the same ' +

@@ -6,7 +6,7 @@ import {referenceFilterGradient} from './reference';
  * Strides and dilations far past the input (2^30, with pads to match): valid problems no fuzzer
  * draws (it keeps strides ≤ 5), run on every backend (test/far_strides.spec.ts,
  * test/browser/far_strides.spec.ts). Kernels take these sizes as loop bounds, frame lengths,
- * uniforms or shader text (webgl's wide taps bake the stride and dilation along a row), so each
+ * uniforms or shader text (webgl's depthwise loops bake the stride and dilation along a row), so each
  * must neither overflow an int nor allocate or generate something the size of the stride.
  * Dense, depthwise and grouped channels, each in both data formats.
  */

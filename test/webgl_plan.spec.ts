@@ -35,11 +35,11 @@ function trainingLayer(name: string): FilterGradientGeometry {
 describe('webgl plan', () => {
   it('names the pass each shapes_tfjs_training layer takes on SwiftShader', () => {
     const expected: Record<string, string> = {
-      'tfjs-mnist:conv1': 'thin rows', 'tfjs-mnist:conv2': 'dense rows', 'tfjs-mnist3x3:conv2': 'dense rows',
-      'tfjs-cifar:conv1': 'dense rows', 'tfjs-cifar:conv4': 'dense rows', 'tfjs-speech:conv1': 'thin taps',
+      'tfjs-mnist:conv1': 'one-channel rows', 'tfjs-mnist:conv2': 'dense rows', 'tfjs-mnist3x3:conv2': 'dense rows',
+      'tfjs-cifar:conv1': 'dense rows', 'tfjs-cifar:conv4': 'dense rows', 'tfjs-speech:conv1': 'one-channel loops',
       'tfjs-mobilenet025:conv1': 'dense rows', 'tfjs-mobilenet025:conv2_1/dw': 'depthwise rows',
-      'tfjs-mobilenet025:conv2_1/sep': 'wide tiles', 'tfjs-mobilenet025:conv2_2/dw': 'depthwise rows',
-      'tfjs-mobilenet025:conv6/sep': 'wide tiles', 'resnet_50:conv1 mb1': 'dense rows',
+      'tfjs-mobilenet025:conv2_1/sep': 'dense loops', 'tfjs-mobilenet025:conv2_2/dw': 'depthwise rows',
+      'tfjs-mobilenet025:conv6/sep': 'dense loops', 'resnet_50:conv1 mb1': 'dense rows',
     };
     for (const [name, pass] of Object.entries(expected)) {
       const plan = planWebgl(trainingLayer(name), swiftShader(), packedByOps(trainingLayer(name)));
@@ -53,7 +53,7 @@ describe('webgl plan', () => {
     expect(inPlace.path === 'multiTarget' && inPlace.views.src).toEqual({kind: 'paddedBlocks', packed: true, columns: 16, blockRows: 13});
     const fresh = {onGpu: true, packed: true, oddBlockRows: 0};
     const repacked = planWebgl(geometry, swiftShader(), {src: fresh, diffDst: fresh});
-    expect(repacked.path === 'multiTarget' && repacked.pass).toBe('wide tiles');
+    expect(repacked.path === 'multiTarget' && repacked.pass).toBe('dense loops');
     expect(repacked.path === 'multiTarget' && repacked.views.src.kind).toBe('rows');
   });
 
@@ -80,17 +80,17 @@ describe('webgl plan', () => {
     const geometry = trainingLayer('tfjs-cifar:conv2');
     const noDenseRows = {...DEFAULT_WEBGL_PROFILE, denseRows: {...DEFAULT_WEBGL_PROFILE.denseRows, maxWidth: 0}};
     const plan = planWebgl(geometry, swiftShader(noDenseRows), packedByOps(geometry));
-    expect(plan.path === 'multiTarget' && plan.pass).toBe('wide tiles');
+    expect(plan.path === 'multiTarget' && plan.pass).toBe('dense loops');
     const fewerFragments = {...DEFAULT_WEBGL_PROFILE, split: {...DEFAULT_WEBGL_PROFILE.split, targetFragments: 256}};
     const sep = trainingLayer('tfjs-mobilenet025:conv2_1/sep');
-    expect(planWebgl(sep, swiftShader(fewerFragments), packedByOps(sep)).summary).toBe('wide tiles splits=64');
+    expect(planWebgl(sep, swiftShader(fewerFragments), packedByOps(sep)).summary).toBe('dense loops splits=64');
   });
 
   it('has one pass per family and form, and names every program of them', () => {
     const matrix = MULTI_TARGET_PASSES.map(pass => `${pass.family}/${pass.form}`).sort();
     expect(matrix).toEqual(['dense/loops', 'dense/writtenRows', 'depthwise/loops', 'depthwise/writtenRows',
                             'oneSrcChannel/loops', 'oneSrcChannel/writtenRows']);
-    expect(WEBGL_PROGRAM_NAMES).toContain('ThinRowsProgram');
+    expect(WEBGL_PROGRAM_NAMES).toContain('OneChannelRowsProgram');
     expect(new Set(WEBGL_PROGRAM_NAMES).size).toBe(12);
   });
 

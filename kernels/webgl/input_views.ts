@@ -3,7 +3,7 @@ import {getKernel} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import type {InputView} from './plan/planner';
-import {THIN_ROWS_SRC_COLUMNS} from './passes/rows/one_channel';
+import {ONE_CHANNEL_ROWS_SRC_COLUMNS} from './passes/rows/one_channel';
 
 // The views of the input tensors the plan's programs read (InputView), made on the GPU, and how
 // the textures tfjs hands over hold them.
@@ -23,17 +23,17 @@ export function paddedBlocksView(tensor: TensorInfo, blockRows: number): TensorI
 }
 
 /**
- * The packed view [positions / 2, 2] of a tensor of one channel that thin rows read (four
+ * The packed view [positions / 2, 2] of a tensor of one channel that one-channel rows read (four
  * positions a texel, in order). An unpacked tensor, or one not on the GPU yet, is packed for it
  * as matrixView packs views; a packed one (tfjs packed it as [positions, 1]: two positions and
  * two empty lanes a texel) is reshaped by tfjs's webgl Reshape kernel, one pass.
  */
 export function pairedPositionsView(backend: MathBackendWebGL, tensor: TensorInfo): {view: TensorInfo; temporary?: TensorInfo} {
   const data = backend.texData.get(tensor.dataId);
-  if (data.texture == null || !data.isPacked) return matrixView(backend, tensor, true, THIN_ROWS_SRC_COLUMNS);
-  const shape = [tensor.shape.reduce((a, b) => a * b, 1) / THIN_ROWS_SRC_COLUMNS, THIN_ROWS_SRC_COLUMNS];
+  if (data.texture == null || !data.isPacked) return matrixView(backend, tensor, true, ONE_CHANNEL_ROWS_SRC_COLUMNS);
+  const shape = [tensor.shape.reduce((a, b) => a * b, 1) / ONE_CHANNEL_ROWS_SRC_COLUMNS, ONE_CHANNEL_ROWS_SRC_COLUMNS];
   const reshape = getKernel('Reshape', 'webgl');
-  if (reshape === undefined) return matrixView(backend, tensor, true, THIN_ROWS_SRC_COLUMNS);
+  if (reshape === undefined) return matrixView(backend, tensor, true, ONE_CHANNEL_ROWS_SRC_COLUMNS);
   const view = reshape.kernelFunc({inputs: {x: tensor}, backend, attrs: {shape}}) as TensorInfo;
   return {view, temporary: view};
 }

@@ -26,10 +26,10 @@ import {
 import {planDepthwiseRows} from '../../kernels/webgl/passes/rows/depthwise';
 import {CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET} from '../../kernels/webgl/filter_gradient_kernel';
 import {planReduction} from '../../kernels/webgl/plan/splits';
-import {planThinRows} from '../../kernels/webgl/passes/rows/one_channel';
-import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
-import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
-import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
+import {planOneChannelRows} from '../../kernels/webgl/passes/rows/one_channel';
+import {planOneChannelLoops} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planDepthwiseLoops} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planDenseLoops} from '../../kernels/webgl/passes/loops/dense_tiles';
 import type {FuzzCliOptions} from '../fuzz/cli';
 import {addToSummary, describeSummary, FuzzSummary, runFuzz} from '../fuzz/fuzz';
 import {HOSTILE_CATEGORIES, runHostileSample} from '../fuzz/hostile';
@@ -135,7 +135,7 @@ class FuzzBackend {
 const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 
 /**
- * The multi-target passes by name, in the order the kernel tries them (wide taps whose rows run
+ * The multi-target passes by name, in the order the kernel tries them (depthwise loops whose rows run
  * in segments before the others; an input read in padded blocks, which the kernel's plan also
  * weighs, is taken as absent here: dense and depthwise rows then take only even widths, and
  * also odd ones where an op packed both inputs).
@@ -143,23 +143,29 @@ const yieldToPage = () => new Promise(resolve => setTimeout(resolve, 0));
 const MULTI_TARGET_PLANS = {
   'dense-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
       planDenseRows(geometry, maxTargets, maxTextureSize, {src: 0, diffDst: 0}),
-  'wide-tiles': planWideTiles,
+  'dense-loops': planDenseLoops,
   'depthwise-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
       planDepthwiseRows(geometry, maxTargets, maxTextureSize, {src: 0, diffDst: 0}),
-  'wide-tap-segments': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) => {
-    const taps = planWideTaps(geometry, maxTargets, maxTextureSize, false);
+  'depthwise-loop-segments': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) => {
+    const taps = planDepthwiseLoops(geometry, maxTargets, maxTextureSize, false);
     return taps?.segments != null ? taps : null;
   },
-  'wide-taps': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
-      planWideTaps(geometry, maxTargets, maxTextureSize, false),
-  'thin-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
-      planThinRows(geometry, maxTargets, maxTextureSize, 0),
-  'thin-taps': planThinTaps,
+  'depthwise-loops': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planDepthwiseLoops(geometry, maxTargets, maxTextureSize, false),
+  'one-channel-rows': (geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number) =>
+      planOneChannelRows(geometry, maxTargets, maxTextureSize, 0),
+  'one-channel-loops': planOneChannelLoops,
+};
+
+/** The passes' former names, which `--path` still takes (commands written with them keep working). */
+const FORMER_PATH_NAMES: Readonly<Record<string, keyof typeof MULTI_TARGET_PLANS>> = {
+  'wide-tiles': 'dense-loops', 'wide-tap-segments': 'depthwise-loop-segments', 'wide-taps': 'depthwise-loops',
+  'thin-rows': 'one-channel-rows', 'thin-taps': 'one-channel-loops',
 };
 
 /** `--path P`: whether a problem takes multi-target pass P (on WebGL 2 with 8 draw buffers, as SwiftShader has). */
 function takesPath(path: string): (problem: FuzzProblem) => boolean {
-  const plan = MULTI_TARGET_PLANS[path as keyof typeof MULTI_TARGET_PLANS];
+  const plan = MULTI_TARGET_PLANS[FORMER_PATH_NAMES[path] ?? path as keyof typeof MULTI_TARGET_PLANS];
   if (plan === undefined) throw new Error(`--path takes ${Object.keys(MULTI_TARGET_PLANS).join(', ')}, got '${path}'`);
   return problem => {
     if (problem.filterShape.some(size => size === 0) || problem.inputShape[0] === 0) return false;
@@ -170,7 +176,7 @@ function takesPath(path: string): (problem: FuzzProblem) => boolean {
 /**
  * The plan the webgl kernel makes for a problem under the current flags (8 draw buffers, as
  * SwiftShader has): a multi-target pass on WebGL 2, else the single-target mode of
- * kernels/webgl/reduction_plan.ts, with ' split' when its reduction is split (a second pass
+ * kernels/webgl/plan/splits.ts, with ' split' when its reduction is split (a second pass
  * sums the splits); 'batch 0' for an empty batch. The kernel still falls back to the
  * single-target programs where it cannot read an input's texture directly.
  */

@@ -1,14 +1,14 @@
 /**
- * The multi-target passes on problems chosen for their edges. Wide tiles (dense,
- * kernels/webgl/wide_tiles.ts): ragged tiles, odd channel counts, groups, odd rows (a texel's
+ * The multi-target passes on problems chosen for their edges. Dense loops (dense,
+ * kernels/webgl/passes/loops/dense_tiles.ts): ragged tiles, odd channel counts, groups, odd rows (a texel's
  * halves in two rows), strides and dilations (two src texels a step), pointwise problems whose
- * splits end at odd positions, 3-D, the transposed op. Wide taps (depthwise, wide_taps.ts):
+ * splits end at odd positions, 3-D, the transposed op. Depthwise loops (depthwise, passes/loops/depthwise_taps.ts):
  * odd widths, padding at both ends, strides, dilations, a tap block overhanging the kernel,
  * an odd channel count, 1-D and 3-D, and rows that run in segments (even widths whose rows
  * continue one another: splits starting mid-image, stride 2 along the row only, dilations,
  * NaN and ±Infinity at the ends of rows; or whose src rows are read anew at each row start:
  * stride 2, 'valid' padding). Packed inputs of odd width (tfjs packs each row of W
- * positions into ⌈W/2⌉ texel rows) are read in place, never unpacked. Thin taps (one src channel, thin_taps.ts): a 5×5 kernel,
+ * positions into ⌈W/2⌉ texel rows) are read in place, never unpacked. One-channel loops (one src channel, passes/loops/one_channel_taps.ts): a 5×5 kernel,
  * a ragged channel-pair block, odd diffDst channels, strides and asymmetric pads, dilations,
  * a tap block overhanging the kernel, 1-D, 3-D and the transposed op. All also with inputs in folded textures
  * (WEBGL_MAX_TEXTURE_SIZE 64). Each problem must run the multi-target draw (several draw
@@ -29,10 +29,10 @@ import {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, depthwiseRowsProgram, 
 import {kernelRowsAlwaysInside, WRITTEN_ROWS_MAX_WIDTH} from '../../kernels/webgl/passes/rows/written_rows';
 import {spatialAxesAs3d} from '../../src/geometry';
 import {tuningFlag} from '../../src/tuning_flags';
-import {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH, planThinRows} from '../../kernels/webgl/passes/rows/one_channel';
-import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
-import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
-import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
+import {CONV_BACKPROP_FILTERS_WEBGL_ONE_CHANNEL_ROWS_WIDTH, planOneChannelRows} from '../../kernels/webgl/passes/rows/one_channel';
+import {planOneChannelLoops} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planDepthwiseLoops} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planDenseLoops} from '../../kernels/webgl/passes/loops/dense_tiles';
 import {
   computeGeometry, ConvolutionBackpropFiltersAttrs, convolutionBackpropFilters, ConvTransposeBackpropFiltersAttrs,
   convTransposeBackpropFilters,
@@ -51,8 +51,8 @@ interface Problem {
   outputDelta: number[];
   attrs: ConvolutionBackpropFiltersAttrs | ConvTransposeBackpropFiltersAttrs;
   /**
-   * Wide taps: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked
-   * when given, and the problem then runs as wide taps even where depthwise rows would take it.
+   * Depthwise loops: how the rows run (tapSegmentsLoop: continuous or not; else one by one); checked
+   * when given, and the problem then runs as depthwise loops even where depthwise rows would take it.
    */
   segments?: 'continuous' | 'row starts' | 'rows';
   /** Whether depthwise rows take the problem (planDepthwiseRows); checked when given ('packed': as denseRows). */
@@ -62,13 +62,13 @@ interface Problem {
    * inputs are packed by an op (rows of odd width, read in tfjs's padded blocks), not otherwise.
    */
   denseRows?: boolean | 'packed';
-  /** Whether thin rows take the problem (planThinRows); checked when given ('packed': as denseRows). */
-  thinRows?: boolean | 'packed';
-  /** Run with the row passes off, so thin taps take a problem thin rows would. */
-  thinTaps?: true;
+  /** Whether one-channel rows take the problem (planOneChannelRows); checked when given ('packed': as denseRows). */
+  oneChannelRows?: boolean | 'packed';
+  /** Run with the row passes off, so one-channel loops take a problem one-channel rows would. */
+  oneChannelLoops?: true;
   /**
    * Whether the rows are whole steps, every tap inside (wholeRowSteps: no tested ends in the
-   * shader); checked when given, and the problem then runs as wide tiles, wide taps or thin taps
+   * shader); checked when given, and the problem then runs as dense loops, depthwise loops or one-channel loops
    * even where dense or depthwise rows would take it.
    */
   wholeRows?: boolean;
@@ -163,7 +163,7 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 2], autoPad: 'same_upper', groups: 4, filterShape: [3, 3]}, depthwiseRows: 'packed'},
   {name: 'depthwise rows, odd widths: 3×3 same, 7 → 7 (MobileNet\'s last layers at 224), splits starting mid-image', input: [5, 3, 7, 6],
     outputDelta: [5, 3, 7, 6], attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 6, filterShape: [3, 3]}, depthwiseRows: 'packed'},
-  {name: 'depthwise 3-D: wide taps', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 4],
+  {name: 'depthwise 3-D: depthwise loops', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 4],
     attrs: {strides: [1, 1, 1], autoPad: 'same_upper', groups: 4, filterShape: [2, 3, 3]}, depthwiseRows: false},
   {name: 'dense rows: 3×3 same, 3→6 (a half src pair), splits starting mid-image', input: [7, 5, 6, 3], outputDelta: [7, 5, 6, 6],
     attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, denseRows: true, denseRowsSplits: true},
@@ -173,7 +173,7 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 2], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}, denseRows: true},
   {name: 'dense rows: 1×3, 6→18 (blocks of 2 diffDst pairs, a ragged one)', input: [2, 4, 6, 6], outputDelta: [2, 4, 4, 18],
     attrs: {strides: [1, 1], filterShape: [1, 3]}, denseRows: true},
-  {name: 'dense 1×1 even width: wide tiles\' pointwise sweep', input: [2, 4, 4, 6], outputDelta: [2, 4, 4, 20],
+  {name: 'dense 1×1 even width: dense loops\' pointwise sweep', input: [2, 4, 4, 6], outputDelta: [2, 4, 4, 20],
     attrs: {strides: [1, 1], filterShape: [1, 1]}, denseRows: false},
   {name: 'dense rows: 7×7 stride 2, 3→4 (ResNet-50\'s first layer)', input: [1, 12, 12, 3], outputDelta: [1, 6, 6, 4],
     attrs: {strides: [2, 2], padsBegin: [3, 3], padsEnd: [2, 2], filterShape: [7, 7]}, denseRows: true},
@@ -191,26 +191,26 @@ const PROBLEMS: Problem[] = [
     attrs: {strides: [2, 2], filterShape: [3, 3]}, denseRows: 'packed'},
   {name: 'dense rows, odd widths, 1-D: 7 → 5', input: [3, 7, 4], outputDelta: [3, 5, 6],
     attrs: {strides: [1], filterShape: [3]}, denseRows: 'packed'},
-  {name: 'dense 3×3, groups 2: wide tiles', input: [1, 6, 6, 8], outputDelta: [1, 6, 6, 8],
+  {name: 'dense 3×3, groups 2: dense loops', input: [1, 6, 6, 8], outputDelta: [1, 6, 6, 8],
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, denseRows: false},
   {name: 'dense rows, kernel rows always inside: 3×3 valid, stride 2, the last src row unread', input: [2, 10, 10, 4],
     outputDelta: [2, 4, 4, 6], attrs: {strides: [2, 2], filterShape: [3, 3]}, denseRows: true, kernelRowsInside: true},
   {name: 'depthwise rows, kernel rows always inside: 3×3 valid, the last kernel row on the last src row', input: [2, 9, 10, 4],
     outputDelta: [2, 7, 8, 4], attrs: {strides: [1, 1], groups: 4, filterShape: [3, 3]}, depthwiseRows: true, kernelRowsInside: true},
-  {name: 'thin rows, kernel rows always inside: 3×3 valid, dilation 2 down the height, 1→6', input: [2, 9, 12, 1],
-    outputDelta: [2, 5, 10, 6], attrs: {strides: [1, 1], dilations: [2, 1], filterShape: [3, 3]}, thinRows: true, kernelRowsInside: true},
+  {name: 'one-channel rows, kernel rows always inside: 3×3 valid, dilation 2 down the height, 1→6', input: [2, 9, 12, 1],
+    outputDelta: [2, 5, 10, 6], attrs: {strides: [1, 1], dilations: [2, 1], filterShape: [3, 3]}, oneChannelRows: true, kernelRowsInside: true},
   {name: 'one src channel 5×5, 1→8 (two blocks of 2 pairs)', input: [2, 12, 11, 1], outputDelta: [2, 8, 7, 8],
     attrs: {strides: [1, 1], filterShape: [5, 5]}},
   {name: 'one src channel 3×3 same, 1→6 (a ragged block of 4 pairs)', input: [1, 7, 9, 1], outputDelta: [1, 7, 9, 6],
-    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, thinRows: false},
+    attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3]}, oneChannelRows: false},
   {name: 'one src channel, 1→3 (odd channels), stride 2, asymmetric pads', input: [2, 11, 10, 1], outputDelta: [2, 5, 6, 3],
     attrs: {strides: [2, 2], padsBegin: [1, 2], padsEnd: [0, 1], filterShape: [3, 3]}},
   {name: 'one src channel, dilation 2, stride 3 along the row', input: [1, 9, 17, 1], outputDelta: [1, 5, 5, 4],
     attrs: {strides: [1, 3], dilations: [2, 2], padsBegin: [0, 1], padsEnd: [0, 0], filterShape: [3, 3]}},
   {name: 'one src channel 2×11 (a tap block of 8 overhangs the kernel)', input: [2, 5, 20, 1], outputDelta: [2, 4, 15, 8],
-    attrs: {strides: [1, 1], padsBegin: [0, 2], padsEnd: [0, 3], filterShape: [2, 11]}, thinTaps: true},
+    attrs: {strides: [1, 1], padsBegin: [0, 2], padsEnd: [0, 3], filterShape: [2, 11]}, oneChannelLoops: true},
   {name: 'one src channel 1-D, kernel wider than the input', input: [3, 4, 1], outputDelta: [3, 4, 4],
-    attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}, thinTaps: true},
+    attrs: {strides: [1], padsBegin: [3], padsEnd: [3], filterShape: [7]}, oneChannelLoops: true},
   {name: 'one src channel 3-D', input: [1, 4, 5, 6, 1], outputDelta: [1, 4, 5, 6, 4],
     attrs: {strides: [1, 1, 1], autoPad: 'same_lower', filterShape: [2, 3, 3]}},
   {name: 'one src channel 5×5 valid, even width (whole rows: no tested ends)', input: [2, 10, 12, 1], outputDelta: [2, 6, 8, 8],
@@ -228,28 +228,28 @@ const PROBLEMS: Problem[] = [
   {name: 'channel texels transposed ([k, O, C], XOI): dense rows, 5→3', op: 'ConvTransposeBackpropFilters', input: [4, 4, 6, 3],
     outputDelta: [4, 4, 6, 5], attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'XOI'},
     denseRows: true, arrangement: 'channel texels'},
-  {name: 'channel texels: wide tiles 1×1, 1-D, 6→7', input: [4, 9, 6], outputDelta: [4, 9, 7], attrs: {strides: [1], filterShape: [1]},
+  {name: 'channel texels: dense loops 1×1, 1-D, 6→7', input: [4, 9, 6], outputDelta: [4, 9, 7], attrs: {strides: [1], filterShape: [1]},
     arrangement: 'channel texels'},
-  {name: 'channel texels: wide tiles, groups 2 (4→6 each)', input: [2, 6, 6, 8], outputDelta: [2, 6, 6, 12],
+  {name: 'channel texels: dense loops, groups 2 (4→6 each)', input: [2, 6, 6, 8], outputDelta: [2, 6, 6, 12],
     attrs: {strides: [1, 1], autoPad: 'same_upper', groups: 2, filterShape: [3, 3]}, arrangement: 'channel texels'},
   {name: 'elements: dense rows with the kernel innermost (OIX)', input: [2, 4, 6, 4], outputDelta: [2, 4, 6, 6],
     attrs: {strides: [1, 1], autoPad: 'same_upper', filterShape: [3, 3], filterFormat: 'OIX'}, denseRows: true, arrangement: 'elements'},
-  {name: 'elements: wide tiles 3-D', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 6],
+  {name: 'elements: dense loops 3-D', input: [1, 3, 4, 6, 4], outputDelta: [1, 3, 4, 6, 6],
     attrs: {strides: [1, 1, 1], autoPad: 'same_upper', filterShape: [2, 3, 3]}, arrangement: 'elements'},
-  {name: 'thin rows: 5×5 valid, 1→8 (MNIST\'s first layer: kernel rows in blocks of 2, 2 and 1)', input: [2, 12, 12, 1],
-    outputDelta: [2, 8, 8, 8], attrs: {strides: [1, 1], filterShape: [5, 5]}, thinRows: true},
-  {name: 'thin rows: stride 2, odd diffDst width (packed blocks), 1→6', input: [2, 7, 12, 1], outputDelta: [2, 3, 5, 6],
-    attrs: {strides: [2, 2], filterShape: [3, 3]}, thinRows: 'packed'},
-  {name: 'thin rows: dilation 2 along the row, pads, 1→5 (a half pair)', input: [1, 6, 16, 1], outputDelta: [1, 6, 16, 5],
-    attrs: {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [1, 2], filterShape: [3, 3]}, thinRows: true},
-  {name: 'thin rows: kernel rows wholly in the pads', input: [1, 3, 8, 1], outputDelta: [1, 7, 8, 4],
-    attrs: {strides: [1, 1], dilations: [2, 1], padsBegin: [3, 1], padsEnd: [3, 1], filterShape: [2, 3]}, thinRows: true},
-  {name: 'thin rows: 1-D, stride 2, kernel 4', input: [3, 16, 1], outputDelta: [3, 8, 4],
-    attrs: {strides: [2], padsBegin: [1], padsEnd: [1], filterShape: [4]}, thinRows: true},
-  {name: 'thin rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 1],
-    attrs: {strides: [2, 2], filterShape: [2, 2]}, thinRows: true},
-  {name: 'thin rows: dilation 8 along the row: src texel 1 passed by the first steps, first read by the third', input: [2, 3, 16, 1],
-    outputDelta: [2, 2, 8, 4], attrs: {strides: [1, 1], dilations: [1, 8], filterShape: [2, 2]}, thinRows: true},
+  {name: 'one-channel rows: 5×5 valid, 1→8 (MNIST\'s first layer: kernel rows in blocks of 2, 2 and 1)', input: [2, 12, 12, 1],
+    outputDelta: [2, 8, 8, 8], attrs: {strides: [1, 1], filterShape: [5, 5]}, oneChannelRows: true},
+  {name: 'one-channel rows: stride 2, odd diffDst width (packed blocks), 1→6', input: [2, 7, 12, 1], outputDelta: [2, 3, 5, 6],
+    attrs: {strides: [2, 2], filterShape: [3, 3]}, oneChannelRows: 'packed'},
+  {name: 'one-channel rows: dilation 2 along the row, pads, 1→5 (a half pair)', input: [1, 6, 16, 1], outputDelta: [1, 6, 16, 5],
+    attrs: {strides: [1, 1], dilations: [1, 2], padsBegin: [1, 2], padsEnd: [1, 2], filterShape: [3, 3]}, oneChannelRows: true},
+  {name: 'one-channel rows: kernel rows wholly in the pads', input: [1, 3, 8, 1], outputDelta: [1, 7, 8, 4],
+    attrs: {strides: [1, 1], dilations: [2, 1], padsBegin: [3, 1], padsEnd: [3, 1], filterShape: [2, 3]}, oneChannelRows: true},
+  {name: 'one-channel rows: 1-D, stride 2, kernel 4', input: [3, 16, 1], outputDelta: [3, 8, 4],
+    attrs: {strides: [2], padsBegin: [1], padsEnd: [1], filterShape: [4]}, oneChannelRows: true},
+  {name: 'one-channel rows: transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 4, 6], outputDelta: [2, 8, 8, 1],
+    attrs: {strides: [2, 2], filterShape: [2, 2]}, oneChannelRows: true},
+  {name: 'one-channel rows: dilation 8 along the row: src texel 1 passed by the first steps, first read by the third', input: [2, 3, 16, 1],
+    outputDelta: [2, 2, 8, 4], attrs: {strides: [1, 1], dilations: [1, 8], filterShape: [2, 2]}, oneChannelRows: true},
   {name: 'one src channel transposed, stride 2', op: 'ConvTransposeBackpropFilters', input: [2, 4, 5, 6], outputDelta: [2, 8, 10, 1],
     attrs: {strides: [2, 2], filterShape: [2, 3], padsBegin: [0, 1], padsEnd: [0, 0]}},
 ];
@@ -279,13 +279,13 @@ for (const environment of ENVIRONMENTS) {
             {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}},
             problem.attrs);
         const maxTextureSize = tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE');
-        expect(planWideTiles(geometry, 8, maxTextureSize) ?? planWideTaps(geometry, 8, maxTextureSize, false) ??
-               planThinTaps(geometry, 8, maxTextureSize)).not.toBeNull();
+        expect(planDenseLoops(geometry, 8, maxTextureSize) ?? planDepthwiseLoops(geometry, 8, maxTextureSize, false) ??
+               planOneChannelLoops(geometry, 8, maxTextureSize)).not.toBeNull();
         if (problem.wholeRows !== undefined) {
           expect(wholeRowSteps(geometry, {blockRows: 0})).withContext('whole rows').toBe(problem.wholeRows);
         }
         if (problem.segments !== undefined) {
-          const segments = planWideTaps(geometry, 8, maxTextureSize, false)?.segments;
+          const segments = planDepthwiseLoops(geometry, 8, maxTextureSize, false)?.segments;
           expect(segments == null ? 'rows' : segments.continuous ? 'continuous' : 'row starts').withContext('rows in segments')
               .toBe(problem.segments);
         }
@@ -300,9 +300,9 @@ for (const environment of ENVIRONMENTS) {
           expect(planDepthwiseRows(geometry, 8, maxTextureSize, blockRows) !== null).withContext('depthwise rows')
               .toBe(problem.depthwiseRows === true || (problem.depthwiseRows === 'packed' && packed));
         }
-        if (problem.thinRows !== undefined) {
-          expect(planThinRows(geometry, 8, maxTextureSize, blockRows.diffDst) !== null)
-              .withContext('thin rows').toBe(problem.thinRows === true || (problem.thinRows === 'packed' && packed));
+        if (problem.oneChannelRows !== undefined) {
+          expect(planOneChannelRows(geometry, 8, maxTextureSize, blockRows.diffDst) !== null)
+              .withContext('one-channel rows').toBe(problem.oneChannelRows === true || (problem.oneChannelRows === 'packed' && packed));
         }
         if (problem.kernelRowsInside !== undefined) {
           expect(kernelRowsAlwaysInside(spatialAxesAs3d(geometry.axes)[1])).withContext('kernel rows always inside')
@@ -328,11 +328,11 @@ for (const environment of ENVIRONMENTS) {
         const unpack = spyOn(tf.backend() as MathBackendWebGL, 'unpackTensor').and.callThrough();
         const programs = spyOn(tf.backend() as MathBackendWebGL, 'runWebGLProgram').and.callThrough();
         const before = resourceCounts();
-        // The step loops of wide tiles, wide taps and thin taps run here even where a row pass would take the problem.
+        // The step loops of dense loops, depthwise loops and one-channel loops run here even where a row pass would take the problem.
         const rowPasses = [CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH, CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH,
-                           CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH];
+                           CONV_BACKPROP_FILTERS_WEBGL_ONE_CHANNEL_ROWS_WIDTH];
         const widest = rowPasses.map(flag => tuningFlag(flag, WRITTEN_ROWS_MAX_WIDTH));
-        if (problem.segments !== undefined || problem.wholeRows !== undefined || problem.thinTaps) {
+        if (problem.segments !== undefined || problem.wholeRows !== undefined || problem.oneChannelLoops) {
           for (const flag of rowPasses) tf.env().set(flag, 0);
         }
         let result: tf.Tensor;
@@ -406,14 +406,14 @@ for (const environment of ENVIRONMENTS) {
       const multiTargetDraws = (drawBuffers: jasmine.Spy) =>
           drawBuffers.calls.allArgs().filter(([buffers]) => Array.from(buffers as number[]).length > 1).length;
 
-      it('keeps NaN and ±Infinity exact in wide taps whose rows run in segments (taps past a row\'s end are skipped)', () => {
+      it('keeps NaN and ±Infinity exact in depthwise loops whose rows run in segments (taps past a row\'s end are skipped)', () => {
         // Non-finite src values at both ends of rows: a step at a row's end reads the texels of
         // the next row (or image), which must add nothing, not 0 · Infinity.
         const attrs = {strides: [1, 1], autoPad: 'same_upper' as const, groups: 4, filterShape: [3, 3]};
         const inputShape = [2, 4, 6, 4];
         const geometry = computeGeometry('ConvolutionBackpropFilters',
             {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: inputShape, dtype: 'float32'}}, attrs);
-        expect(planWideTaps(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)?.segments?.continuous).toBe(true);
+        expect(planDepthwiseLoops(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'), false)?.segments?.continuous).toBe(true);
         const inputValues = seededValues(size(inputShape), 11);
         inputValues[(0 * 6 + 0) * 4 + 1] = Infinity;      // image 0, row 0, column 0, channel 1
         inputValues[(1 * 6 + 5) * 4 + 2] = -Infinity;     // image 0, row 1, column 5, channel 2
@@ -448,9 +448,9 @@ for (const environment of ENVIRONMENTS) {
       const rowPassSpecials = [
         {pass: 'depthwise rows', srcChannels: 4, groups: 4, plan: planDepthwiseRows, seed: 15},
         {pass: 'dense rows', srcChannels: 2, groups: 1, plan: planDenseRows, seed: 17},
-        {pass: 'thin rows', srcChannels: 1, groups: 1, seed: 19,
+        {pass: 'one-channel rows', srcChannels: 1, groups: 1, seed: 19,
           plan: (geometry: ReturnType<typeof computeGeometry>, maxTargets: number, maxTextureSize: number,
-                 blockRows: {src: number; diffDst: number}) => planThinRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst)},
+                 blockRows: {src: number; diffDst: number}) => planOneChannelRows(geometry, maxTargets, maxTextureSize, blockRows.diffDst)},
       ];
       for (const {pass, srcChannels, groups, plan, seed} of rowPassSpecials) {
         it(`keeps NaN and ±Infinity exact in ${pass} (kernel rows in the pads and taps past a row's ends add nothing)`, () => {
@@ -504,7 +504,7 @@ for (const environment of ENVIRONMENTS) {
         const outputDeltaShape = [2, 2, 3];
         const geometry = computeGeometry('ConvTransposeBackpropFilters',
             {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}}, attrs);
-        expect(planWideTiles(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'))).not.toBeNull();
+        expect(planDenseLoops(geometry, 8, tf.env().getNumber('WEBGL_MAX_TEXTURE_SIZE'))).not.toBeNull();
         const inputValues = seededValues(size(inputShape), 13);
         const outputDeltaValues = seededValues(size(outputDeltaShape), 14);
         outputDeltaValues[3] = NaN;        // image 0, position 1, channel 0: only tap 1 reads it
@@ -577,8 +577,8 @@ for (const environment of ENVIRONMENTS) {
         it(`falls back to the single-target program when the targets would pass 64 texels a side: ${problem.name}`, () => {
           const geometry = computeGeometry('ConvolutionBackpropFilters',
               {input: {shape: problem.input, dtype: 'float32'}, outputDelta: {shape: problem.outputDelta, dtype: 'float32'}}, problem.attrs);
-          expect(planWideTiles(geometry, 8, 64)).toBeNull();
-          expect(planWideTaps(geometry, 8, 64, false)).toBeNull();
+          expect(planDenseLoops(geometry, 8, 64)).toBeNull();
+          expect(planDepthwiseLoops(geometry, 8, 64, false)).toBeNull();
           expect(planDenseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
           expect(planDepthwiseRows(geometry, 8, 64, {src: 7, diffDst: 7})).toBeNull();
           const inputValues = seededValues(size(problem.input), 5);

@@ -15,9 +15,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
 import {planReduction} from '../../kernels/webgl/plan/splits';
-import {planThinTaps} from '../../kernels/webgl/passes/loops/one_channel_taps';
-import {planWideTaps} from '../../kernels/webgl/passes/loops/depthwise_taps';
-import {planWideTiles} from '../../kernels/webgl/passes/loops/dense_tiles';
+import {planOneChannelLoops} from '../../kernels/webgl/passes/loops/one_channel_taps';
+import {planDepthwiseLoops} from '../../kernels/webgl/passes/loops/depthwise_taps';
+import {planDenseLoops} from '../../kernels/webgl/passes/loops/dense_tiles';
 import {
   computeGeometry, CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, convolutionBackpropFilters, convTransposeBackpropFilters, OpName,
 } from '../../kernels/index';
@@ -126,8 +126,8 @@ for (const environment of ENVIRONMENTS) {
       const geometry = computeGeometry(
           op as OpName, {input: {shape: inputShape, dtype: 'float32'}, outputDelta: {shape: outputDeltaShape, dtype: 'float32'}},
           attrs as Record<string, unknown>);
-      return planWideTiles(geometry, 8, 4096) !== null || planWideTaps(geometry, 8, 4096, false) !== null ||
-          planThinTaps(geometry, 8, 4096) !== null;
+      return planDenseLoops(geometry, 8, 4096) !== null || planDepthwiseLoops(geometry, 8, 4096, false) !== null ||
+          planOneChannelLoops(geometry, 8, 4096) !== null;
     };
     const cases = environment.cases === 'all' ? CASES :
         environment.cases === 'layouts' ? ONE_CASE_PER_LAYOUT :

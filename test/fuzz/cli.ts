@@ -27,9 +27,10 @@
  *   --shape S      strided-tiles: every problem reshaped so src tiles exactly into strides of diffDst along
  *                  its two innermost axes (test/fuzz/problems.ts: the layers webgpu runs in units of src rows)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
- *                  (dense-rows, wide-tiles, depthwise-rows, wide-tap-segments: wide taps whose rows
- *                  run in segments, wide-taps: all wide taps, thin-rows, thin-taps); --count still counts the
- *                  generated ones
+ *                  (dense-rows, dense-loops, depthwise-rows, depthwise-loop-segments: depthwise loops whose
+ *                  rows run in segments, depthwise-loops: all depthwise loops, one-channel-rows,
+ *                  one-channel-loops; the former names wide-tiles, wide-tap-segments, wide-taps, thin-rows
+ *                  and thin-taps still work); --count still counts the generated ones
  *
  * webgl runs in headless Chromium through karma (test/browser/fuzz.spec.ts, handed these
  * options as client args), as bench/webgl.ts does; webgpu likewise (test/browser/webgpu_fuzz.spec.ts).

@@ -103,7 +103,7 @@ export function channelsInnermost(geometry: FilterGradientGeometry): boolean {
 }
 
 /**
- * Pass 2 after wide tiles or dense rows (after SumTargetSplitsProgram when pass 1 split the
+ * Pass 2 after dense loops or dense rows (after SumTargetSplitsProgram when pass 1 split the
  * reduction) for filters whose layout has the channels innermost (channelsInnermost): the
  * result is packed, and a texel of it — two src channels × two diffDst channels of one kernel
  * offset ([k…, C/G, O]), or the same transposed ([k…, O, C/G]) — is one texel of a target,

@@ -8,7 +8,7 @@ import type {WebglInputs} from '../plan/inputs';
 import type {TargetSplits} from '../finish/sum_target_splits';
 
 /**
- * What a multi-target pass takes: {dense (several channels a group: wide tiles, on both sides;
+ * What a multi-target pass takes: {dense (several channels a group: dense loops, on both sides;
  * dense rows, one group of several src channels), depthwise (one src and one diffDst channel a
  * group), one src channel (one group)} × {a diffDst row's products written out in the text,
  * loops along the row}.

@@ -11,7 +11,7 @@ import {tunedProfile} from '../../../src/tuning_flags';
 export interface WebglProfile {
   /** splitReduction: the fragments a split aims at, and the least work a split keeps. */
   readonly split: {
-    /** Fragments a split aims at where a pass gives no count of its own (single target, wide tiles). */
+    /** Fragments a split aims at where a pass gives no count of its own (single target, dense loops). */
     readonly targetFragments: number;
     /** A split sums at least this many batch × diffDst positions per filter element its fragment writes. */
     readonly minPositionsPerOutput: number;
@@ -22,7 +22,7 @@ export interface WebglProfile {
   /** Targets a multi-target fragment writes at most (the device may allow more draw buffers). */
   readonly maxTargets: number;
   /**
-   * Written-out rows (dense, depthwise and thin rows): products a row's text holds at most
+   * Written-out rows (dense, depthwise and one-channel rows): products a row's text holds at most
    * (depthwise: kernel height × width × row width vec2 multiply-adds; dense: kernel width × B ×
    * row width vec4 ones), which bounds the shader's length and its compile time: 1,008 at 3 × 3
    * over 112 positions, 784 at 7 wide over 112 (ResNet-50's first layer). Larger rows take the
@@ -30,7 +30,7 @@ export interface WebglProfile {
    */
   readonly maxWrittenRowProducts: number;
   readonly denseRows: {
-    /** The widest diffDst rows dense rows take (wider ones: wide tiles). */
+    /** The widest diffDst rows dense rows take (wider ones: dense loops). */
     readonly maxWidth: number;
     readonly targetFragments: number;
     /**
@@ -41,15 +41,15 @@ export interface WebglProfile {
     readonly minFragmentReads: number;
   };
   /**
-   * Depthwise rows aim at fewer fragments than wide taps: a fragment's set-up and its share of
+   * Depthwise rows aim at fewer fragments than depthwise loops: a fragment's set-up and its share of
    * pass 2 weigh against rows that each hold a whole image row's products, and the channel pairs
    * down the targets' rows give the threads work with few splits.
    */
   readonly depthwiseRows: {readonly maxWidth: number; readonly targetFragments: number};
-  readonly thinRows: {readonly maxWidth: number; readonly targetFragments: number};
-  readonly wideTaps: {
+  readonly oneChannelRows: {readonly maxWidth: number; readonly targetFragments: number};
+  readonly depthwiseLoops: {
     /**
-     * Fewer fragments than the dense passes: a wide-taps fragment's set-up (the kernel block's
+     * Fewer fragments than the dense passes: a depthwise-loops fragment's set-up (the kernel block's
      * ranges, its divisions) weighs more against its few products (6 elements a fragment).
      */
     readonly targetFragments: number;
@@ -60,9 +60,9 @@ export interface WebglProfile {
      */
     readonly maxSegmentRowLength: number;
   };
-  /** Taps per fragment at most along the innermost kernel axis (wide taps, thin taps): the step's reads and selects grow with them. */
+  /** Taps per fragment at most along the innermost kernel axis (depthwise loops, one-channel loops): the step's reads and selects grow with them. */
   readonly maxTaps: number;
-  readonly thinTaps: {
+  readonly oneChannelLoops: {
     /**
      * Far fewer fragments than the dense passes: a thin layer's filter is small (200 elements at
      * 5 × 5, 1 → 8), so many fragments would be hundreds of short splits, each with its row
@@ -85,16 +85,18 @@ export const DEFAULT_WEBGL_PROFILE: WebglProfile = Object.freeze({
   maxWrittenRowProducts: 1024,
   denseRows: Object.freeze({maxWidth: 128, targetFragments: 2048, minFragmentReads: 4096}),
   depthwiseRows: Object.freeze({maxWidth: 128, targetFragments: 512}),
-  thinRows: Object.freeze({maxWidth: 128, targetFragments: 512}),
-  wideTaps: Object.freeze({targetFragments: 4096, maxSegmentRowLength: 8}),
+  oneChannelRows: Object.freeze({maxWidth: 128, targetFragments: 512}),
+  depthwiseLoops: Object.freeze({targetFragments: 4096, maxSegmentRowLength: 8}),
   maxTaps: 8,
-  thinTaps: Object.freeze({targetFragments: 512, maxTapPairs: 12}),
+  oneChannelLoops: Object.freeze({targetFragments: 512, maxTapPairs: 12}),
 });
 
 /**
  * The tuning flags (tfjs flags the benches set with `--variant FLAG=VALUE` for an A/B in one run)
  * and the profile field each sets (tunedWebglProfile). A row width of 0 leaves every problem of
- * that family to its looping pass; a minimum of 0 turns it off.
+ * that family to its looping pass; a minimum of 0 turns it off. The flag strings are what users
+ * and bench commands set, so they keep their names: the one-channel passes' two
+ * (…_THIN_ROWS_WIDTH, …_THIN_TAPS_TARGET_FRAGMENTS) call them thin rows and thin taps.
  */
 export const WEBGL_TUNING_FLAGS = Object.freeze({
   'split.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS',
@@ -104,17 +106,17 @@ export const WEBGL_TUNING_FLAGS = Object.freeze({
   'denseRows.minFragmentReads': 'CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS',
   'depthwiseRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH',
   'depthwiseRows.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_TARGET_FRAGMENTS',
-  'thinRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH',
-  'wideTaps.maxSegmentRowLength': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS',
-  'wideTaps.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS',
-  'thinTaps.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS',
+  'oneChannelRows.maxWidth': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH',
+  'depthwiseLoops.maxSegmentRowLength': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_SEGMENTS',
+  'depthwiseLoops.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_TAP_TARGET_FRAGMENTS',
+  'oneChannelLoops.targetFragments': 'CONV_BACKPROP_FILTERS_WEBGL_THIN_TAPS_TARGET_FRAGMENTS',
 });
 export const CONV_BACKPROP_FILTERS_WEBGL_TARGET_FRAGMENTS = WEBGL_TUNING_FLAGS['split.targetFragments'];
 export const CONV_BACKPROP_FILTERS_WEBGL_MIN_SPLIT_POSITIONS_PER_OUTPUT = WEBGL_TUNING_FLAGS['split.minPositionsPerOutput'];
 export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_WIDTH = WEBGL_TUNING_FLAGS['denseRows.maxWidth'];
 export const CONV_BACKPROP_FILTERS_WEBGL_DENSE_ROWS_MIN_FRAGMENT_READS = WEBGL_TUNING_FLAGS['denseRows.minFragmentReads'];
 export const CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH = WEBGL_TUNING_FLAGS['depthwiseRows.maxWidth'];
-export const CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH = WEBGL_TUNING_FLAGS['thinRows.maxWidth'];
+export const CONV_BACKPROP_FILTERS_WEBGL_ONE_CHANNEL_ROWS_WIDTH = WEBGL_TUNING_FLAGS['oneChannelRows.maxWidth'];
 
 /** `base` with the tuning flags applied (each registered with the base's value, so every flag exists whatever the problem). */
 export function tunedWebglProfile(base: WebglProfile = DEFAULT_WEBGL_PROFILE): WebglProfile {

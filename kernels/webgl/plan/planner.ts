@@ -8,10 +8,10 @@ import {DEPTHWISE_ROWS} from '../passes/rows/depthwise';
 import type {MultiTargetParams, MultiTargetPass} from '../passes/pass';
 import {planReduction, ReductionPlan} from './splits';
 import {SUM_TARGET_SPLITS_PROGRAM, TargetSplits} from '../finish/sum_target_splits';
-import {THIN_ROWS, THIN_ROWS_SRC_COLUMNS} from '../passes/rows/one_channel';
-import {THIN_TAPS} from '../passes/loops/one_channel_taps';
-import {WIDE_TAPS} from '../passes/loops/depthwise_taps';
-import {WIDE_TILES} from '../passes/loops/dense_tiles';
+import {ONE_CHANNEL_ROWS, ONE_CHANNEL_ROWS_SRC_COLUMNS} from '../passes/rows/one_channel';
+import {ONE_CHANNEL_LOOPS} from '../passes/loops/one_channel_taps';
+import {DEPTHWISE_LOOPS} from '../passes/loops/depthwise_taps';
+import {DENSE_LOOPS} from '../passes/loops/dense_tiles';
 import type {WebglDevice} from './device';
 import type {InputTexture, WebglInputs} from './inputs';
 
@@ -24,7 +24,7 @@ import type {InputTexture, WebglInputs} from './inputs';
  * read than the pass that loops; the looping pass takes the rest of its family.
  */
 export const MULTI_TARGET_PASSES: readonly MultiTargetPass[] = Object.freeze([
-  DENSE_ROWS, WIDE_TILES, DEPTHWISE_ROWS, WIDE_TAPS, THIN_ROWS, THIN_TAPS,
+  DENSE_ROWS, DENSE_LOOPS, DEPTHWISE_ROWS, DEPTHWISE_LOOPS, ONE_CHANNEL_ROWS, ONE_CHANNEL_LOOPS,
 ] as unknown as MultiTargetPass[]);
 
 /** The multi-target pass of that name. */
@@ -139,7 +139,7 @@ export function planWebgl(geometry: FilterGradientGeometry, device: WebglDevice,
     const params = pass.plan(geometry, device, inputs);
     if (params === null) continue;
     const src: InputView = pass.srcView === 'pairedPositions' ?
-        {kind: 'pairedPositions', packed: true, columns: THIN_ROWS_SRC_COLUMNS, blockRows: 0} :
+        {kind: 'pairedPositions', packed: true, columns: ONE_CHANNEL_ROWS_SRC_COLUMNS, blockRows: 0} :
         packedRowsView(geometry.src.shape, inputs.src);
     return deepFreeze<MultiTargetPlan>({
       path: 'multiTarget', pass: pass.name, params, targetSplits: params.targetSplits,

@@ -13,7 +13,7 @@ import {tunedWebglProfile, WebglProfile} from './device';
  * drowning short reductions in a second pass.
  *
  * The second pass reads every filter element once per split, while pass 1 reads each position
- * about once per fragment, and a fragment writes many elements (32 for wide tiles): with many
+ * about once per fragment, and a fragment writes many elements (32 for dense loops): with many
  * elements and few positions (1×1 layers on 4×4–16×16 images, 3×3 on 3×3 outputs) pass 2 would
  * read more than pass 1. So a split also sums at least MIN_SPLIT_POSITIONS_PER_OUTPUT positions
  * per element its fragment writes (minPositionsPerOutput), which bounds pass 2's reads to about a fraction of pass 1's

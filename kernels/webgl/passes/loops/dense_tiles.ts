@@ -1,4 +1,4 @@
-// Wide tiles: the multi-target pass 1 for dense problems, looping along the rows (see passes/pass.ts; for
+// Dense loops: the multi-target pass 1 for dense problems, looping along the rows (see passes/pass.ts; for
 // narrow rows: ../rows/dense.ts).
 import {FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
@@ -15,10 +15,10 @@ import {paddedBlocks} from '../../plan/inputs';
 import {textPerKey} from '../../../text_per_key';
 
 /**
- * The shape of a wide tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
+ * The shape of a dense tile: `srcPairs` × `diffDstPairs` channel pairs of one group and kernel
  * offset, one render target (a 2×2 texel) per pair of pairs.
  */
-export interface WideTiles {
+export interface DenseLoops {
   readonly srcPairs: number;
   readonly diffDstPairs: number;
   /** Tiles along src channels in a group. */
@@ -37,7 +37,7 @@ export interface WideTiles {
 }
 
 /**
- * The wide tile for a problem 'packedTiles' reads (channels-last, groups at even channels),
+ * The dense tile for a problem 'packedTiles' reads (channels-last, groups at even channels),
  * given how many targets a draw may write and the largest texture side tfjs allocates
  * unfolded (WEBGL_MAX_TEXTURE_SIZE), and whether an input's view has padded blocks (see
  * PackedTexture.blockRows); null when a tile would have fewer than 4 targets (then the
@@ -45,8 +45,8 @@ export interface WideTiles {
  * diffDst texels and 2 · srcPairs src texels for 8 · srcPairs · diffDstPairs multiply-adds:
  * 2 × 4 pairs is the cheapest in reads of the 8-target shapes.
  */
-export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                              paddedBlocks = false, profile: WebglProfile = tunedWebglProfile()): WideTiles | null {
+export function planDenseLoops(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                               paddedBlocks = false, profile: WebglProfile = tunedWebglProfile()): DenseLoops | null {
   if (!packedTexelsAlign(geometry) || geometry.src.channelsPerGroup < 2 || geometry.diffDst.channelsPerGroup < 2) return null;
   const srcPairsInGroup = Math.ceil(geometry.src.channelsPerGroup / 2);
   const diffDstPairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
@@ -76,7 +76,7 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
 
 /**
  * Pass 1 of the webgl filter gradient for dense channels-last problems on WebGL 2, as a
- * multi-target program (see multi_target.ts): a fragment sums a wide tile — srcPairs ×
+ * multi-target program (see ../../multi_target.ts): a fragment sums a dense tile — srcPairs ×
  * diffDstPairs channel pairs of one group and kernel offset (2 × 4 pairs: 32 filter elements)
  * — over one split of batch × diffDst positions, from packed 2-D views [positions, channels]
  * read directly (a texel holds two channels of two neighbouring positions), and writes pair
@@ -96,12 +96,12 @@ export function planWideTiles(geometry: FilterGradientGeometry, maxTargets: numb
  * dilations, groups, channel counts, the split and the textures' sizes are uniforms, so one
  * program serves every problem of that kind and every batch size.
  */
-export function wideTilesProgram(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): MultiTargetProgram {
-  return passProgram(WIDE_TILES, geometry, tiles, textures);
+export function denseLoopsProgram(geometry: FilterGradientGeometry, tiles: DenseLoops, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DENSE_LOOPS, geometry, tiles, textures);
 }
 
-/** wideTilesProgram's uniforms besides the packed reads'. */
-function wideTilesUniforms(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures): Uniform[] {
+/** denseLoopsProgram's uniforms besides the packed reads'. */
+function denseLoopsUniforms(geometry: FilterGradientGeometry, tiles: DenseLoops, textures: PassTextures): Uniform[] {
   const [d, h, w] = spatialAxesAs3d(geometry.axes);
   const each = (f: (axis: SpatialAxis) => number) => [f(d), f(h), f(w)];
   const kernelVolume = d.kernelSize * h.kernelSize * w.kernelSize;
@@ -114,8 +114,8 @@ function wideTilesUniforms(geometry: FilterGradientGeometry, tiles: WideTiles, t
   ];
 }
 
-/** What wideTilesProgram's text is made from: its cache key. */
-interface WideTilesText {
+/** What denseLoopsProgram's text is made from: its cache key. */
+interface DenseLoopsText {
   readonly srcPairs: number;
   readonly diffDstPairs: number;
   readonly pointwise: boolean;
@@ -128,20 +128,20 @@ interface WideTilesText {
   readonly intUniforms: string;
 }
 
-function wideTilesTextKey(geometry: FilterGradientGeometry, tiles: WideTiles, textures: PassTextures,
-                          uniforms: readonly Uniform[]): WideTilesText {
+function denseLoopsTextKey(geometry: FilterGradientGeometry, tiles: DenseLoops, textures: PassTextures,
+                          uniforms: readonly Uniform[]): DenseLoopsText {
   return {srcPairs: tiles.srcPairs, diffDstPairs: tiles.diffDstPairs, pointwise: tiles.pointwise,
           slides: spatialAxesAs3d(geometry.axes)[2].stride === 1, wholeRows: wholeRowSteps(geometry, textures.diffDst),
           inputs: inputFolding(textures), intUniforms: declareUniforms(uniforms)};
 }
 
-const wideTilesText = textPerKey((key: WideTilesText) => {
+const denseLoopsText = textPerKey((key: DenseLoopsText) => {
   const {srcPairs, diffDstPairs, slides, wholeRows} = key;
   const pairs = (count: number) => Array.from({length: count}, (_, i) => i);
   const srcIs = pairs(srcPairs);
   const diffDstJs = pairs(diffDstPairs);
   const targets = srcIs.flatMap(i => diffDstJs.map(j => ({i, j, name: `target${i * diffDstPairs + j}`})));
-  // The loops read a folded texture through cursors (see cursorFunctions in packed_reads.ts),
+  // The loops read a folded texture through cursors (see cursorFunctions in glsl/packed_reads.ts),
   // stepped with an add and a compare where its texel index would take a division per read; a
   // row-major one by its row, which holds fewer values live. `cursor` names the stream's cursor, set up at view row
   // `row` before the loop; a read at view row `rowNow` then moves it on by `step` (GLSL ivec2).
@@ -274,10 +274,10 @@ ${key.pointwise ? pointwiseSweep : rowSweeps}        ${lines(targets.map(({i, j,
 });
 
 /**
- * Where wideTilesProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
+ * Where denseLoopsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
  * [2 · texel rows, 2 · texel columns] (see TargetLocation).
  */
-export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles: WideTiles): TargetLocation {
+export function denseLoopsTargetLocation(geometry: FilterGradientGeometry, tiles: DenseLoops): TargetLocation {
   const {srcPairs, diffDstPairs} = tiles;
   const kernelVolume = geometry.axes.reduce((volume, axis) => volume * axis.kernelSize, 1);
   // tiling: diffDst channels per group, src blocks, kernel volume
@@ -297,7 +297,7 @@ export function wideTilesTargetLocation(geometry: FilterGradientGeometry, tiles:
 }
 
 /** The pass (see MultiTargetPass). */
-export const WIDE_TILES: MultiTargetPass<WideTiles, WideTilesText> = Object.freeze<MultiTargetPass<WideTiles, WideTilesText>>({
-  name: 'wide tiles', family: 'dense', form: 'loops', programName: 'WideTilesProgram', arrangement: 'channelTexels', srcView: 'rows',
-  plan: (geometry, device, inputs) => planWideTiles(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: wideTilesTargetLocation, uniforms: wideTilesUniforms, textKey: wideTilesTextKey, text: wideTilesText});
+export const DENSE_LOOPS: MultiTargetPass<DenseLoops, DenseLoopsText> = Object.freeze<MultiTargetPass<DenseLoops, DenseLoopsText>>({
+  name: 'dense loops', family: 'dense', form: 'loops', programName: 'DenseLoopsProgram', arrangement: 'channelTexels', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDenseLoops(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: denseLoopsTargetLocation, uniforms: denseLoopsUniforms, textKey: denseLoopsTextKey, text: denseLoopsText});

@@ -1,4 +1,4 @@
-// Wide taps: the multi-target pass 1 for depthwise problems, looping along the rows (see passes/pass.ts; for
+// Depthwise loops: the multi-target pass 1 for depthwise problems, looping along the rows (see passes/pass.ts; for
 // narrow rows: ../rows/depthwise.ts).
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
@@ -15,14 +15,14 @@ import {paddedBlocks} from '../../plan/inputs';
 import {textPerKey} from '../../../text_per_key';
 
 /** Taps along the innermost kernel axis for one fragment of a depthwise problem, two per target. */
-export interface WideTaps {
+export interface DepthwiseLoops {
   /** Taps per fragment (a block of the innermost kernel axis). */
   readonly taps: number;
   /** Blocks of `taps` along the innermost kernel axis. */
   readonly tapBlocks: number;
   /** Kernel rows: the kernel's depth × height. */
   readonly kernelRows: number;
-  /** src texels a step spans (see wideTapsProgram). */
+  /** src texels a step spans (see depthwiseLoopsProgram). */
   readonly stepTexels: number;
   readonly plan: RowSplit;
   /** How the rows run in segments (tapSegmentsLoop in tap_rows.ts); null: one by one. */
@@ -31,20 +31,20 @@ export interface WideTaps {
    * Where the targets hold each split (see TargetSplits): a block of [2, 2 · ⌈channel pairs /
    * 4⌉ · kernelRows · tapBlocks] texels, a 2×2 block of texels per 4 consecutive channel pairs
    * and kernel block (kernel row, tap block), the kernel block fastest along the row (see
-   * wideTapsProgram).
+   * depthwiseLoopsProgram).
    */
   readonly targetSplits: TargetSplits;
 }
 
 
 /**
- * The wide taps for a depthwise problem (groups = channels, one src and one diffDst channel
+ * The depthwise loops for a depthwise problem (groups = channels, one src and one diffDst channel
  * each) in channels-last data, given how many targets a draw may write, the largest texture
  * side tfjs allocates unfolded and whether an input is read in padded blocks; null for any
  * other problem or when the targets cannot fit.
  */
-export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             paddedBlocks: boolean, profile: WebglProfile = tunedWebglProfile()): WideTaps | null {
+export function planDepthwiseLoops(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                                   paddedBlocks: boolean, profile: WebglProfile = tunedWebglProfile()): DepthwiseLoops | null {
   if (geometry.dataFormat !== 'NXC' || geometry.src.channelsPerGroup !== 1 || geometry.diffDst.channelsPerGroup !== 1 ||
       geometry.groups < 2) {
     return null;
@@ -60,8 +60,8 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const channelPairs = Math.ceil(geometry.groups / 2);
-  const plan = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.wideTaps.targetFragments);
-  const segments = w.diffDstSize <= profile.wideTaps.maxSegmentRowLength ?
+  const plan = splitReduction(geometry, 2 * taps, profile.split, Infinity, profile.depthwiseLoops.targetFragments);
+  const segments = w.diffDstSize <= profile.depthwiseLoops.maxSegmentRowLength ?
       planSegments(geometry, paddedBlocks) : null;
   const targetSplits = planSplitGrid(2, 2 * Math.ceil(channelPairs / 4) * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, stepTexels, plan, segments, targetSplits};
@@ -69,7 +69,7 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
 
 /**
  * Pass 1 of the webgl filter gradient for depthwise channels-last problems on WebGL 2, as a
- * multi-target program (see multi_target.ts): a fragment sums, for one channel pair and one
+ * multi-target program (see ../../multi_target.ts): a fragment sums, for one channel pair and one
  * kernel row (depth, height), a block of `taps` neighbouring taps along the innermost axis over
  * one split of the diffDst rows, reading packed 2-D views [positions, channels] directly (a
  * texel: two channels of two neighbouring positions). Target q holds taps 2q and 2q + 1 as
@@ -97,19 +97,19 @@ export function planWideTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * fewer and cheaper reads (cursors through folded textures, no division a read), in an order
  * that hits the cache, and tests only the steps at a row's ends.
  */
-export function wideTapsProgram(geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures): MultiTargetProgram {
-  return passProgram(WIDE_TAPS, geometry, wide, textures);
+export function depthwiseLoopsProgram(geometry: FilterGradientGeometry, loops: DepthwiseLoops, textures: PassTextures): MultiTargetProgram {
+  return passProgram(DEPTHWISE_LOOPS, geometry, loops, textures);
 }
 
-/** What wideTapsProgram's text is made from: its cache key. */
-interface WideTapsText extends TapRowsText {
-  readonly segments: WideTaps['segments'];
+/** What depthwiseLoopsProgram's text is made from: its cache key. */
+interface DepthwiseLoopsText extends TapRowsText {
+  readonly segments: DepthwiseLoops['segments'];
 }
 
-const wideTapsTextKey = (geometry: FilterGradientGeometry, wide: WideTaps, textures: PassTextures, uniforms: readonly Uniform[]):
-    WideTapsText => ({...tapRowsText(geometry, wide, textures, uniforms), segments: wide.segments});
+const depthwiseLoopsTextKey = (geometry: FilterGradientGeometry, loops: DepthwiseLoops, textures: PassTextures, uniforms: readonly Uniform[]):
+    DepthwiseLoopsText => ({...tapRowsText(geometry, loops, textures, uniforms), segments: loops.segments});
 
-const wideTapsText = textPerKey((key: WideTapsText) => {
+const depthwiseLoopsText = textPerKey((key: DepthwiseLoopsText) => {
   const {taps, stride, dilation, segments, wholeRows} = key;
   const targetCount = Math.ceil(taps / 2);
   const targets = Array.from({length: targetCount}, (_, q) => q);
@@ -165,14 +165,14 @@ ${(rows => segments !== null ? tapSegmentsLoop(rows, segments.continuous) : tapR
 });
 
 /**
- * Where wideTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
+ * Where depthwiseLoopsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
  * [2 · texel rows, 2 · texel columns], in blocks of 2×2 texels for 4 consecutive channel
- * pairs (see wideTapsProgram and TargetLocation).
+ * pairs (see depthwiseLoopsProgram and TargetLocation).
  */
-export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
-  const {taps} = wide;
+export function depthwiseLoopsTargetLocation(loops: DepthwiseLoops): TargetLocation {
+  const {taps} = loops;
   // tiling: tap blocks, kernel rows
-  return {targetCount: Math.ceil(taps / 2), tiling: [wide.tapBlocks, wide.kernelRows], locate: `
+  return {targetCount: Math.ceil(taps / 2), tiling: [loops.tapBlocks, loops.kernelRows], locate: `
         int tapBlock = k.z / ${taps};
         int tap = k.z - tapBlock * ${taps};
         int target = tap / 2;
@@ -185,8 +185,8 @@ export function wideTapsTargetLocation(wide: WideTaps): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const WIDE_TAPS: MultiTargetPass<WideTaps, WideTapsText> = Object.freeze<MultiTargetPass<WideTaps, WideTapsText>>({
-  name: 'wide taps', family: 'depthwise', form: 'loops', programName: 'WideTapsProgram', arrangement: 'targets', srcView: 'rows',
-  plan: (geometry, device, inputs) => planWideTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
-  location: (_, params) => wideTapsTargetLocation(params),
-  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: wideTapsTextKey, text: wideTapsText});
+export const DEPTHWISE_LOOPS: MultiTargetPass<DepthwiseLoops, DepthwiseLoopsText> = Object.freeze<MultiTargetPass<DepthwiseLoops, DepthwiseLoopsText>>({
+  name: 'depthwise loops', family: 'depthwise', form: 'loops', programName: 'DepthwiseLoopsProgram', arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device, inputs) => planDepthwiseLoops(geometry, device.maxDrawBuffers, device.maxTextureSize, paddedBlocks(inputs), device.profile),
+  location: (_, params) => depthwiseLoopsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: depthwiseLoopsTextKey, text: depthwiseLoopsText});

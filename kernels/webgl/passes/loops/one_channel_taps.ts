@@ -1,4 +1,4 @@
-// Thin taps: the multi-target pass 1 for problems with one src channel, looping along the rows (see
+// One-channel loops: the multi-target pass 1 for problems with one src channel, looping along the rows (see
 // passes/pass.ts; for narrow rows: ../rows/one_channel.ts).
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
@@ -18,7 +18,7 @@ import {textPerKey} from '../../../text_per_key';
  * spectrogram): a fragment sums `taps` neighbouring taps of the innermost kernel axis for
  * `pairs` diffDst channel pairs, one render target per two taps and channel pair.
  */
-export interface ThinTaps {
+export interface OneChannelLoops {
   /** Taps per fragment (a block of the innermost kernel axis). */
   readonly taps: number;
   /** Blocks of `taps` along the innermost kernel axis. */
@@ -29,7 +29,7 @@ export interface ThinTaps {
   readonly pairs: number;
   /** Blocks of `pairs` over the diffDst channels. */
   readonly pairBlocks: number;
-  /** src texels a step spans (see thinTapsProgram). */
+  /** src texels a step spans (see oneChannelLoopsProgram). */
   readonly stepTexels: number;
   readonly plan: RowSplit;
   /**
@@ -40,7 +40,7 @@ export interface ThinTaps {
 }
 
 /**
- * The thin taps for a problem in channels-last data with one group, one src channel and at
+ * The one-channel loops for a problem in channels-last data with one group, one src channel and at
  * least two diffDst channels, given how many targets a draw may write and the largest texture
  * side tfjs allocates unfolded; null for any other problem, when a fragment would fill fewer
  * than 2 targets, or when the targets cannot fit.
@@ -51,8 +51,8 @@ export interface ThinTaps {
  * × pairs: 5 taps × 2 pairs (6 targets) for a 5×5 kernel, 3 × 4 (8) for 3×3, 8 × 1 (4) for a 2×8
  * kernel.
  */
-export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             profile: WebglProfile = tunedWebglProfile()): ThinTaps | null {
+export function planOneChannelLoops(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                                    profile: WebglProfile = tunedWebglProfile()): OneChannelLoops | null {
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || geometry.src.channelsPerGroup !== 1 ||
       geometry.diffDst.channelsPerGroup < 2) {
     return null;
@@ -62,29 +62,29 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
   const taps = Math.min(w.kernelSize, profile.maxTaps, targetLimit * 2);
   const tapTargets = Math.ceil(taps / 2);
   const pairsInGroup = Math.ceil(geometry.diffDst.channelsPerGroup / 2);
-  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(profile.thinTaps.maxTapPairs / taps))));
+  const pairs = Math.min(pairsInGroup, Math.max(1, Math.min(Math.floor(targetLimit / tapTargets), Math.floor(profile.oneChannelLoops.maxTapPairs / taps))));
   if (tapTargets * pairs < 2) return null;
   const tapBlocks = Math.ceil(w.kernelSize / taps);
   const kernelRows = d.kernelSize * h.kernelSize;
-  // As in planWideTaps: past two texels a tap the taps share no texels.
+  // As in planDepthwiseLoops: past two texels a tap the taps share no texels.
   const stepTexels = Math.floor(((taps - 1) * w.dilation + w.stride + 1) / 2) + 1;
   if (stepTexels > 2 * taps + 2) return null;
   const pairBlocks = Math.ceil(pairsInGroup / pairs);
-  const plan = splitReduction(geometry, 2 * taps * pairs, profile.split, Infinity, profile.thinTaps.targetFragments);
+  const plan = splitReduction(geometry, 2 * taps * pairs, profile.split, Infinity, profile.oneChannelLoops.targetFragments);
   const targetSplits = planSplitGrid(1, pairBlocks * kernelRows * tapBlocks, plan.splits, maxTextureSize);
   return targetSplits === null ? null : {taps, tapBlocks, kernelRows, pairs, pairBlocks, stepTexels, plan, targetSplits};
 }
 
 /**
  * Pass 1 of the webgl filter gradient for channels-last problems with one src channel (one
- * group) on WebGL 2, as a multi-target program (see multi_target.ts): a fragment sums, for one
+ * group) on WebGL 2, as a multi-target program (see ../../multi_target.ts): a fragment sums, for one
  * kernel row (depth, height), a block of `taps` neighbouring taps along the innermost axis and
  * a block of `pairs` diffDst channel pairs, over one split of the diffDst rows, reading packed
  * 2-D views [positions, channels] directly. Target q · pairs + j holds taps 2q and 2q + 1 of
  * pair j as (tap 2q: channel 2j, 2j + 1; tap 2q + 1: channel 2j, 2j + 1).
  *
  * The 2×2 channel tiles of the dense programs would use one lane in two here (the src view has
- * one channel; its texel holds two positions of it), and depthwise wide taps pair one src with
+ * one channel; its texel holds two positions of it), and the depthwise loops pair one src with
  * one diffDst channel; here a step over two positions reads `pairs` diffDst texels and the src
  * texels under every tap's two positions — `stride` new ones a step, the rest carried over —
  * for 4 · taps · pairs multiply-adds (40 for a 5×5 kernel: 3 reads where the single-target
@@ -99,20 +99,20 @@ export function planThinTaps(geometry: FilterGradientGeometry, maxTargets: numbe
  * from) and whether each input's texture is folded; sizes, the other strides, pads and
  * dilations, the split and the textures' sizes are uniforms.
  */
-export function thinTapsProgram(geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures): MultiTargetProgram {
-  return passProgram(THIN_TAPS, geometry, thin, textures);
+export function oneChannelLoopsProgram(geometry: FilterGradientGeometry, loops: OneChannelLoops, textures: PassTextures): MultiTargetProgram {
+  return passProgram(ONE_CHANNEL_LOOPS, geometry, loops, textures);
 }
 
-/** What thinTapsProgram's text is made from: its cache key. */
-interface ThinTapsText extends TapRowsText {
+/** What oneChannelLoopsProgram's text is made from: its cache key. */
+interface OneChannelLoopsText extends TapRowsText {
   /** diffDst channel pairs a fragment takes. */
   readonly pairs: number;
 }
 
-const thinTapsTextKey = (geometry: FilterGradientGeometry, thin: ThinTaps, textures: PassTextures, uniforms: readonly Uniform[]):
-    ThinTapsText => ({...tapRowsText(geometry, thin, textures, uniforms), pairs: thin.pairs});
+const oneChannelLoopsTextKey = (geometry: FilterGradientGeometry, loops: OneChannelLoops, textures: PassTextures, uniforms: readonly Uniform[]):
+    OneChannelLoopsText => ({...tapRowsText(geometry, loops, textures, uniforms), pairs: loops.pairs});
 
-const thinTapsText = textPerKey((key: ThinTapsText) => {
+const oneChannelLoopsText = textPerKey((key: OneChannelLoopsText) => {
   const {taps, pairs, stride, dilation, wholeRows} = key;
   const tapTargets = Array.from({length: Math.ceil(taps / 2)}, (_, q) => q);
   const pairIndices = Array.from({length: pairs}, (_, j) => j);
@@ -170,13 +170,13 @@ ${tapRowsLoop({stride, stepTexels: texelCount, srcChannel: '0', diffDstChannel: 
 });
 
 /**
- * Where thinTapsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
+ * Where oneChannelLoopsProgram leaves each element: its target, texel (split 0) and lane in the targets' packed views
  * [2 · splits, 2 · pair blocks · kernel blocks] (see TargetLocation).
  */
-export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
-  const {taps, pairs} = thin;
+export function oneChannelLoopsTargetLocation(loops: OneChannelLoops): TargetLocation {
+  const {taps, pairs} = loops;
   // tiling: tap blocks, kernel rows
-  return {targetCount: Math.ceil(taps / 2) * pairs, tiling: [thin.tapBlocks, thin.kernelRows], locate: `
+  return {targetCount: Math.ceil(taps / 2) * pairs, tiling: [loops.tapBlocks, loops.kernelRows], locate: `
         int tapBlock = k.z / ${taps};
         int tap = k.z - tapBlock * ${taps};
         int pair = diffDstChannel / 2;
@@ -189,8 +189,8 @@ export function thinTapsTargetLocation(thin: ThinTaps): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const THIN_TAPS: MultiTargetPass<ThinTaps, ThinTapsText> = Object.freeze<MultiTargetPass<ThinTaps, ThinTapsText>>({
-  name: 'thin taps', family: 'oneSrcChannel', form: 'loops', programName: 'ThinTapsProgram', arrangement: 'targets', srcView: 'rows',
-  plan: (geometry, device) => planThinTaps(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
-  location: (_, params) => thinTapsTargetLocation(params),
-  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: thinTapsTextKey, text: thinTapsText});
+export const ONE_CHANNEL_LOOPS: MultiTargetPass<OneChannelLoops, OneChannelLoopsText> = Object.freeze<MultiTargetPass<OneChannelLoops, OneChannelLoopsText>>({
+  name: 'one-channel loops', family: 'oneSrcChannel', form: 'loops', programName: 'OneChannelLoopsProgram', arrangement: 'targets', srcView: 'rows',
+  plan: (geometry, device) => planOneChannelLoops(geometry, device.maxDrawBuffers, device.maxTextureSize, device.profile),
+  location: (_, params) => oneChannelLoopsTargetLocation(params),
+  uniforms: (geometry, params, textures) => tapRowsUniforms(geometry, textures, params), textKey: oneChannelLoopsTextKey, text: oneChannelLoopsText});

@@ -8,10 +8,10 @@ import {splitGridUniform, TargetSplits} from '../../finish/sum_target_splits';
 /**
  * GLSL shared by the programs that sum a block of neighbouring taps along the innermost kernel
  * axis over one split of the diffDst rows (depthwise_taps.ts: depthwise; one_channel_taps.ts: one src
- * channel), reading packed 2-D views through cursors (see cursorFunctions in packed_reads.ts).
+ * channel), reading packed 2-D views through cursors (see cursorFunctions in glsl/packed_reads.ts).
  * Both bake in the tap block, the stride and the dilation along the row; the rest comes from
  * geometryUniforms, `sizes` = (rows per split, rows, tap blocks, kernel rows) and splitGrid
- * (see SPLIT_OF_FRAGMENT in sum_target_splits.ts).
+ * (see SPLIT_OF_FRAGMENT in finish/sum_target_splits.ts).
  */
 export interface TapRows {
   /** The stride along the innermost axis. */
@@ -183,7 +183,7 @@ export function planSegments(geometry: FilterGradientGeometry, paddedBlocks: boo
  * Whether every diffDst row of a channels-last problem is whole steps (texels of two positions)
  * whose taps all lie inside src: an even number of positions, diffDst's rows not in padded blocks,
  * no pad before the row and the last position's last tap inside src. Then the programs leave out
- * the code for a row's tested ends (tapRowsLoop's tested loops; wide tiles' half-texel steps at
+ * the code for a row's tested ends (tapRowsLoop's tested loops; dense loops' half-texel steps at
  * a row's start and end), which would run no step but still cost one: SwiftShader runs the body
  * of every `if` and the first iteration of every loop for the lanes it has masked off, reads
  * included.
@@ -244,7 +244,7 @@ export const TAP_ROWS_FUNCTIONS = `${INSIDE_FUNCTIONS}
       }
 `;
 
-/** What the texts of the passes built on these loops (wide taps, thin taps) are made from besides their own fields. */
+/** What the texts of the passes built on these loops (depthwise loops, one-channel loops) are made from besides their own fields. */
 export interface TapRowsText {
   readonly taps: number;
   /** The stride and the dilation along the innermost axis. */

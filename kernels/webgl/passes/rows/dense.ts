@@ -50,7 +50,7 @@ export const DENSE_ROWS_MIN_FRAGMENT_READS = DEFAULT_WEBGL_PROFILE.denseRows.min
  * 1 × 1 and diffDst rows of at most the profile's denseRows.maxWidth positions, laid out position after
  * position (row (n · height + y) · width + x of the tensor), each image row starting at a
  * texel of both inputs' textures (see rowLayout in written_rows.ts), given how many targets a draw may write and the largest texture side tfjs allocates
- * unfolded; null for any other problem (wide tiles or thin taps then take it).
+ * unfolded; null for any other problem (dense loops or one-channel loops then take it).
  */
 export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                               blockRows: {readonly src: number; readonly diffDst: number},
@@ -61,7 +61,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
     return null;
   }
   const [, h, w] = spatialAxesAs3d(geometry.axes);
-  // 1 × 1 kernels: wide tiles' pointwise sweep reads fewer texels a multiply-add (8 channel
+  // 1 × 1 kernels: dense loops' pointwise sweep reads fewer texels a multiply-add (8 channel
   // pairs of both tensors a fragment) and has no taps to write out.
   if (h.kernelSize * w.kernelSize === 1) return null;
   const srcPairs = Math.ceil(src.channels / 2);
@@ -86,7 +86,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
 
 /**
  * Pass 1 of the webgl filter gradient for dense problems on narrow images, as a multi-target
- * program (see multi_target.ts): a fragment sums, for one src channel pair, B diffDst channel
+ * program (see ../../multi_target.ts): a fragment sums, for one src channel pair, B diffDst channel
  * pairs and one kernel row, every tap along the row over one split of the diffDst rows
  * (batch × height), reading packed 2-D views [positions, channels] directly (a texel: two
  * channels of two neighbouring positions). Along each diffDst row it reads, texel by texel
@@ -97,7 +97,7 @@ export function planDenseRows(geometry: FilterGradientGeometry, maxTargets: numb
  * is settled there and nothing along the row is tested or looped over. A src row outside (a
  * pad) adds nothing: its products are selected away (not multiplied by 0: 0 · Infinity is NaN).
  *
- * As depthwise rows (depthwise.ts) do for depthwise layers, this trades wide tiles' steps
+ * As depthwise rows (depthwise.ts) do for depthwise layers, this trades dense loops' steps
  * along a row (two positions each, tested at the row's ends, a row's set-up every few steps on
  * narrow images) for straight-line code: on SwiftShader a call costs its reads and the code it
  * runs per read.

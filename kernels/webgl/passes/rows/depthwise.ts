@@ -35,7 +35,7 @@ export {CONV_BACKPROP_FILTERS_WEBGL_DEPTHWISE_ROWS_WIDTH} from '../../plan/devic
  * tensor), each image row starting at a texel of both inputs' textures (see rowLayout in
  * written_rows.ts), given how many targets a
  * draw may write and the largest texture side tfjs allocates unfolded; null for any other
- * problem (wide taps then take it).
+ * problem (depthwise loops then take it).
  */
 export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
                                   blockRows: {readonly src: number; readonly diffDst: number},
@@ -65,7 +65,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
 
 /**
  * Pass 1 of the webgl filter gradient for depthwise problems on narrow images, as a
- * multi-target program (see multi_target.ts): a fragment sums every tap of one channel pair
+ * multi-target program (see ../../multi_target.ts): a fragment sums every tap of one channel pair
  * over one split of the diffDst rows (batch × height), reading packed 2-D views [positions,
  * channels] directly (a texel: two channels of two neighbouring positions). Per diffDst row it
  * reads the row's texels, then per kernel row the texels of the src row it meets, each as the
@@ -75,7 +75,7 @@ export function planDepthwiseRows(geometry: FilterGradientGeometry, maxTargets: 
  * is tested or looped over. A kernel row whose src row lies outside (a pad) adds nothing: its
  * products are selected away (not multiplied by 0: 0 · Infinity is NaN).
  *
- * At 3 × 3, stride 1 over rows of 4 this reads 8 texels for 72 multiply-adds where wide taps,
+ * At 3 × 3, stride 1 over rows of 4 this reads 8 texels for 72 multiply-adds where depthwise loops,
  * whose fragments loop over steps of two positions and test the steps at a row's ends (every
  * step of a 4-position row with pads), read 3 for 12; on SwiftShader, where a call costs its
  * reads and the code it runs, not its multiply-adds, that is what the narrow layers need.

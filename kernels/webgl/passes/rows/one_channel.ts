@@ -1,4 +1,4 @@
-// Thin rows: the multi-target pass 1 for problems with one src channel whose diffDst rows are narrow enough
+// One-channel rows: the multi-target pass 1 for problems with one src channel whose diffDst rows are narrow enough
 // to be written out in the text (see passes/pass.ts; the looping pass: ../loops/one_channel_taps.ts).
 import {FilterGradientGeometry, spatialAxesAs3d} from '../../../../src/geometry';
 import type {TargetLocation} from '../../finish/arrange_targets';
@@ -14,9 +14,9 @@ import {textPerKey} from '../../../text_per_key';
 
 /**
  * R kernel rows × every tap of one diffDst channel pair a fragment, for a problem with one src
- * channel on narrow images (see thinRowsProgram).
+ * channel on narrow images (see oneChannelRowsProgram).
  */
-export interface ThinRows {
+export interface OneChannelRows {
   /** Kernel rows a fragment takes (R). */
   readonly kernelRows: number;
   /** Blocks of R kernel rows (⌈kernel height / R⌉). */
@@ -33,23 +33,23 @@ export interface ThinRows {
   readonly diffDstPitch: number;
 }
 
-export {CONV_BACKPROP_FILTERS_WEBGL_THIN_ROWS_WIDTH} from '../../plan/device';
+export {CONV_BACKPROP_FILTERS_WEBGL_ONE_CHANNEL_ROWS_WIDTH} from '../../plan/device';
 
 /**
- * The view of a src tensor of one channel that thin rows read: [positions / 2, 2], two
+ * The view of a src tensor of one channel that one-channel rows read: [positions / 2, 2], two
  * neighbouring positions a row, so a packed texel holds four positions in order.
  */
-export const THIN_ROWS_SRC_COLUMNS = 2;
+export const ONE_CHANNEL_ROWS_SRC_COLUMNS = 2;
 
 /**
- * Thin rows for a channels-last problem of one group and one src channel, 1-D or 2-D, with
- * diffDst rows of at most the profile's thinRows.maxWidth positions laid out position after position and
+ * One-channel rows for a channels-last problem of one group and one src channel, 1-D or 2-D, with
+ * diffDst rows of at most the profile's oneChannelRows.maxWidth positions laid out position after position and
  * src rows of a multiple of 4 positions (each starts at a texel of the src view); null for any
- * other problem (thin taps then take it).
+ * other problem (one-channel loops then take it).
  */
-export function planThinRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
-                             diffDstBlockRows: number, profile: WebglProfile = tunedWebglProfile()): ThinRows | null {
-  const maxWidth = profile.thinRows.maxWidth;
+export function planOneChannelRows(geometry: FilterGradientGeometry, maxTargets: number, maxTextureSize: number,
+                                   diffDstBlockRows: number, profile: WebglProfile = tunedWebglProfile()): OneChannelRows | null {
+  const maxWidth = profile.oneChannelRows.maxWidth;
   const {src, diffDst} = geometry;
   if (geometry.dataFormat !== 'NXC' || geometry.groups !== 1 || src.channels !== 1 || diffDst.channels < 2 ||
       geometry.spatialRank > 2) {
@@ -66,7 +66,7 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
   const kernelRowBlocks = Math.ceil(h.kernelSize / kernelRows);
   const diffDstPairs = Math.ceil(diffDst.channels / 2);
   const targetCount = kernelRows * tapTexels;
-  const plan = splitReduction(geometry, 4 * targetCount, profile.split, Infinity, profile.thinRows.targetFragments);
+  const plan = splitReduction(geometry, 4 * targetCount, profile.split, Infinity, profile.oneChannelRows.targetFragments);
   const targetSplits = planSplitGrid(diffDstPairs * kernelRowBlocks, 1, plan.splits, maxTextureSize);
   return targetSplits === null ? null :
       {kernelRows, kernelRowBlocks, tapTexels, diffDstPairs, plan, targetCount, targetSplits, diffDstPitch};
@@ -74,7 +74,7 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
 
 /**
  * Pass 1 of the webgl filter gradient for problems with one src channel on narrow images (a
- * first layer on grey-scale images), as a multi-target program (see multi_target.ts): a
+ * first layer on grey-scale images), as a multi-target program (see ../../multi_target.ts): a
  * fragment sums, for one diffDst channel pair and R kernel rows, every tap over one split of
  * the diffDst rows. The src is read as the packed view [positions / 2, 2] (four positions a
  * texel, where the tensor's own packing [positions, 1] holds two and two empty lanes), diffDst
@@ -85,16 +85,16 @@ export function planThinRows(geometry: FilterGradientGeometry, maxTargets: numbe
  * rows: nothing along the row tested or looped over), and a kernel row in the pads or past the
  * kernel adds nothing (its sums kept by a component select).
  *
- * Cache key: ThinRowsText, all the text is made from (once per key: textPerKey); the batch,
+ * Cache key: OneChannelRowsText, all the text is made from (once per key: textPerKey); the batch,
  * heights, kernel height, the stride, dilation and pad along the height, the split and the
  * textures' sizes are uniforms.
  */
-export function thinRowsProgram(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures): MultiTargetProgram {
-  return passProgram(THIN_ROWS, geometry, rows, textures);
+export function oneChannelRowsProgram(geometry: FilterGradientGeometry, rows: OneChannelRows, textures: PassTextures): MultiTargetProgram {
+  return passProgram(ONE_CHANNEL_ROWS, geometry, rows, textures);
 }
 
-/** thinRowsProgram's uniforms besides the packed reads'. */
-function thinRowsUniforms(geometry: FilterGradientGeometry, rows: ThinRows): Uniform[] {
+/** oneChannelRowsProgram's uniforms besides the packed reads'. */
+function oneChannelRowsUniforms(geometry: FilterGradientGeometry, rows: OneChannelRows): Uniform[] {
   const [, h, w] = spatialAxesAs3d(geometry.axes);
   return [
     rowSplitUniform(rows.plan, h),
@@ -104,21 +104,21 @@ function thinRowsUniforms(geometry: FilterGradientGeometry, rows: ThinRows): Uni
   ];
 }
 
-function thinRowsTextKey(geometry: FilterGradientGeometry, rows: ThinRows, textures: PassTextures,
-                         uniforms: readonly Uniform[]): ThinRowsText {
+function oneChannelRowsTextKey(geometry: FilterGradientGeometry, rows: OneChannelRows, textures: PassTextures,
+                               uniforms: readonly Uniform[]): OneChannelRowsText {
   const h = spatialAxesAs3d(geometry.axes)[1];
   // Kernel rows past the kernel (a last block that overhangs it) are selected away as pads are.
   const alwaysInside = kernelRowsAlwaysInside(h) && rows.kernelRowBlocks * rows.kernelRows === h.kernelSize;
   return {...writtenRowsText(geometry, rows.diffDstPitch, textures, uniforms, alwaysInside), kernelRows: rows.kernelRows};
 }
 
-/** What thinRowsProgram's text is made from: its cache key. */
-interface ThinRowsText extends WrittenRowsText {
+/** What oneChannelRowsProgram's text is made from: its cache key. */
+interface OneChannelRowsText extends WrittenRowsText {
   /** R. */
   readonly kernelRows: number;
 }
 
-const thinRowsText = textPerKey((text: ThinRowsText) => {
+const oneChannelRowsText = textPerKey((text: OneChannelRowsText) => {
   const w = text.row;
   const R = text.kernelRows;
   const tapTexelCount = Math.ceil(w.kernelSize / 2);
@@ -168,10 +168,10 @@ ${writtenRowsLoop(`
 });
 
 /**
- * Where thinRowsProgram leaves each element: its target (its kernel row in the block · tap
+ * Where oneChannelRowsProgram leaves each element: its target (its kernel row in the block · tap
  * texels + its tap / 2), texel (pair, kernel row block; split 0) and lane (see TargetLocation).
  */
-export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
+export function oneChannelRowsTargetLocation(rows: OneChannelRows): TargetLocation {
   const R = rows.kernelRows;
   // tiling: kernel row blocks
   return {targetCount: rows.targetCount, tiling: [rows.kernelRowBlocks], locate: `
@@ -184,8 +184,8 @@ export function thinRowsTargetLocation(rows: ThinRows): TargetLocation {
 }
 
 /** The pass (see MultiTargetPass). */
-export const THIN_ROWS: MultiTargetPass<ThinRows, ThinRowsText> = Object.freeze<MultiTargetPass<ThinRows, ThinRowsText>>({
-  name: 'thin rows', family: 'oneSrcChannel', form: 'writtenRows', programName: 'ThinRowsProgram', arrangement: 'targets', srcView: 'pairedPositions',
-  plan: (geometry, device, inputs) => planThinRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
-  location: (_, params) => thinRowsTargetLocation(params),
-  uniforms: thinRowsUniforms, textKey: thinRowsTextKey, text: thinRowsText});
+export const ONE_CHANNEL_ROWS: MultiTargetPass<OneChannelRows, OneChannelRowsText> = Object.freeze<MultiTargetPass<OneChannelRows, OneChannelRowsText>>({
+  name: 'one-channel rows', family: 'oneSrcChannel', form: 'writtenRows', programName: 'OneChannelRowsProgram', arrangement: 'targets', srcView: 'pairedPositions',
+  plan: (geometry, device, inputs) => planOneChannelRows(geometry, device.maxDrawBuffers, device.maxTextureSize, inputs.diffDst.oddBlockRows, device.profile),
+  location: (_, params) => oneChannelRowsTargetLocation(params),
+  uniforms: oneChannelRowsUniforms, textKey: oneChannelRowsTextKey, text: oneChannelRowsText});

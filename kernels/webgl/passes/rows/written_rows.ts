@@ -4,7 +4,7 @@ import {InputFolding, inputFolding, PackedTexture, rowPitch} from '../../glsl/pa
 import {DEFAULT_WEBGL_PROFILE} from '../../plan/device';
 
 /**
- * What dense rows, depthwise rows and thin rows (dense.ts, depthwise.ts,
+ * What dense rows, depthwise rows and one-channel rows (dense.ts, depthwise.ts,
  * one_channel.ts) share: each writes a diffDst row's products out in the shader, so they settle
  * along the row, when the text is made, which tap meets which position and which src texels a
  * row's products read.
@@ -15,7 +15,7 @@ export const WRITTEN_ROWS_MAX_WIDTH = DEFAULT_WEBGL_PROFILE.denseRows.maxWidth;
 
 /**
  * The view rows from one image row to the next in src and diffDst (see rowPitch in
- * packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows) where both tensors hold
+ * glsl/packed_reads.ts; `blockRows`: each input's PackedTexture.blockRows) where both tensors hold
  * their positions in order (rowsInOrder) and every image row starts at a texel of both
  * textures; null otherwise.
  */
