@@ -113,7 +113,7 @@ interface Options {
   maxPairs: number | null;
   threads: number | null;
   out: string | null;
-  /** The result files' name: 'training', or 'training-<backend>…' when --backends names some. */
+  /** The result files' name: 'training', or 'training-<backend>…' when --backends names some, '-threads<N>' with --threads. */
   resultName: string;
 }
 
@@ -153,7 +153,8 @@ function parseOptions(argv: readonly string[]): Options {
     maxPairs: values.pairs,
     threads: values.threads,
     out: values.out,
-    resultName: values.backends === null ? 'training' : ['training', ...values.backends.map(b => b.name)].join('-'),
+    resultName: [values.backends === null ? 'training' : ['training', ...values.backends.map(b => b.name)].join('-'),
+                 ...(values.threads === null ? [] : [`threads${values.threads}`])].join('-'),
   };
 }
 
