@@ -3,7 +3,7 @@ import {spawnSync} from 'child_process';
 import * as path from 'path';
 
 import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
-import {currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
+import {currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, DEPTHWISE_THRESHOLD_FACTOR, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, threadPoolTesting} from '../kernels/host/simd/thread_pool';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
@@ -189,6 +189,19 @@ describe('the thread plan', () => {
     const small = simdPlanOf(geometryOf([1, 12, 12, 8], [1, 12, 12, 8], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
     expect([small.threads, small.reason]).toEqual([1, 'below threshold']);
     expect(simdPlanOf(res2()).threads).toBe(SUITE_THREADS);
+  });
+
+  it(`keeps depthwise problems under ${DEPTHWISE_THRESHOLD_FACTOR}× the threshold on the calling thread`, () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, DEFAULT_THREADS_MIN_MFLOP);
+    // 2·N·C·K·out = 2·16·32·9·32·32 = 9.4 MFLOP (MobileNet-0.25 conv3_1/dw) and 4× its batch: 37.7 MFLOP.
+    const depthwise = (batch: number) => simdPlanOf(geometryOf(
+        [batch, 32, 32, 32], [batch, 32, 32, 32], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], groups: 32, filterShape: [3, 3]}));
+    expect([depthwise(16).threads, depthwise(16).reason]).toEqual([1, 'below threshold']);
+    expect(depthwise(64).threads).toBe(SUITE_THREADS);
+    // A dense problem of 21 MFLOP threads; a depthwise one of 24 MFLOP (under 1.6 × 20) does not.
+    const dense = simdPlanOf(geometryOf([8, 16, 16, 24], [8, 16, 16, 24], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
+    expect(dense.threads).toBe(SUITE_THREADS);
+    expect(depthwise(40).threads).toBe(1);
   });
 
   it('runs a problem of one task on the calling thread', () => {

@@ -37,8 +37,15 @@ export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_TH
 
 /** The default thread count never exceeds this (memory bandwidth, not cores, limits beyond it). */
 export const DEFAULT_MAX_THREADS = 8;
-/** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: how it was chosen). */
-export const DEFAULT_THREADS_MIN_MFLOP = 4;
+/** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: the layers that chose it). */
+export const DEFAULT_THREADS_MIN_MFLOP = 20;
+/**
+ * Depthwise problems (one channel per group) stay on the calling thread up to this multiple of
+ * the threshold: the calling thread packs every sample before the tasks start, and a depthwise
+ * layer does only its kernel's taps per packed value (a dense one C/G times more), so the packing
+ * is a large part of its time and a second thread shortens only the rest (docs/threads.md).
+ */
+export const DEPTHWISE_THRESHOLD_FACTOR = 1.6;
 
 let flagsRegistered = false;
 
@@ -341,7 +348,8 @@ function planOf(
   let reason: string|undefined;
   registerWasmSimdFlag();
   if (requested > 1) {
-    if (flops < env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP) * 1e6) {
+    const threshold = env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP) * (layout.depthwise ? DEPTHWISE_THRESHOLD_FACTOR : 1);
+    if (flops < threshold * 1e6) {
       [threads, reason] = [1, 'below threshold'];
     } else if (units * slices < 2) {
       [threads, reason] = [1, 'one task'];
