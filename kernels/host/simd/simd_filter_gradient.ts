@@ -133,16 +133,23 @@ interface Instance {
   readonly build: Build;
 }
 
-let retainedInstance: Instance|undefined;
+/**
+ * The calling thread's instance of each private build, kept between calls so its memory is
+ * reused (one per build: switching CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, as an A/B does, keeps
+ * both).
+ */
+const retainedInstances: Partial<Record<Build, Instance>> = {};
 
 function privateInstance(build: Build): Instance {
-  if (retainedInstance?.build !== build) {
+  let instance = retainedInstances[build];
+  if (instance === undefined) {
     const memory = new WebAssembly.Memory({initial: 1});
     const kernels = new WebAssembly.Instance(microKernelModule(build)!, {env: {memory}}).exports as unknown as
         MicroKernels;
-    retainedInstance = {kernels, memory, build};
+    instance = {kernels, memory, build};
+    retainedInstances[build] = instance;
   }
-  return retainedInstance;
+  return instance;
 }
 
 interface Pool {
@@ -522,7 +529,7 @@ function run(
       }
     }
   });
-  if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) retainedInstance = undefined;
+  if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
 }
 
