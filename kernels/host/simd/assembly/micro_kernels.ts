@@ -18,8 +18,9 @@
 // registers over one block and are added into float64 accumulators after it, so rounding
 // error grows with the block (≤ ~1000 terms), not with the whole reduction.
 //
-// scripts/build_wasm.mjs compiles this file four times: with plain or relaxed SIMD (madd below),
-// and importing a plain or a shared memory (for worker threads); the code is otherwise the same.
+// scripts/build_wasm.mjs compiles this file four times: with plain or relaxed SIMD (madd below;
+// chainedMadd is the same in both), and importing a plain or a shared memory (for worker
+// threads); the code is otherwise the same.
 
 const F32 = 4;
 const F64 = 8;
@@ -226,10 +227,23 @@ function sweepDense(
   }
 }
 
+/**
+ * sum + x·y in loops that keep four or more independent sums: the relaxed-SIMD build multiplies
+ * and adds in one step where the CPU has FMA (one rounding, half the instructions).
+ */
 // @ts-ignore: decorator
 @inline function madd(sum: v128, x: v128, y: v128): v128 {
-  // The relaxed-SIMD build multiplies and adds in one step where the CPU has FMA (one rounding).
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(x, y, sum);
+  return f32x4.add(sum, f32x4.mul(x, y));
+}
+
+/**
+ * sum + x·y, a multiply then an add in every build, in loops of one or two sums: there each step
+ * waits for the sum of the step before, and a fused multiply-add takes longer to give it (4
+ * cycles on recent x86) than an add (3), while a separate multiply stays off that chain.
+ */
+// @ts-ignore: decorator
+@inline function chainedMadd(sum: v128, x: v128, y: v128): v128 {
   return f32x4.add(sum, f32x4.mul(x, y));
 }
 
@@ -301,8 +315,8 @@ function tile8x1(
     let bp = b + <usize>r * bStepH;
     for (let c = 0; c < columns; c++) {
       const y = v128.load32_splat(bp);
-      s0 = madd(s0, v128.load(vp), y);
-      s1 = madd(s1, v128.load(vp, 16), y);
+      s0 = chainedMadd(s0, v128.load(vp), y);
+      s1 = chainedMadd(s1, v128.load(vp, 16), y);
       vp += vStepW;
       bp += bStepW;
     }
@@ -318,7 +332,7 @@ function tile4x1(
     let vp = v + <usize>r * vStepH;
     let bp = b + <usize>r * bStepH;
     for (let c = 0; c < columns; c++) {
-      s0 = madd(s0, v128.load(vp), v128.load32_splat(bp));
+      s0 = chainedMadd(s0, v128.load(vp), v128.load32_splat(bp));
       vp += vStepW;
       bp += bStepW;
     }
@@ -358,7 +372,7 @@ function sweepDepthwise(
       let sp = src + <usize>(g * F32) + <usize>r * srcStepH;
       let dp = dst + <usize>(g * F32) + <usize>r * dstStepH;
       for (let c = 0; c < columns; c++) {
-        s0 = madd(s0, v128.load(sp), v128.load(dp));
+        s0 = chainedMadd(s0, v128.load(sp), v128.load(dp));
         sp += srcStepW;
         dp += dstStepW;
       }
