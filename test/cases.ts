@@ -3,6 +3,7 @@
  * over every data format × filter format the op takes, and over the four ways of giving the
  * filter shape (spatial or full, as attribute or as the int32 input).
  */
+import {computeGeometry, FilterGradientGeometry} from '../src/geometry';
 import {ConvolutionBackpropFilters, ConvTransposeBackpropFilters, OpName} from '../src/names';
 import {ReferenceAttrs, referenceOutputDeltaShape} from './reference';
 
@@ -205,3 +206,14 @@ function expand(): FilterGradientCase[] {
 }
 
 export const CASES: readonly FilterGradientCase[] = expand();
+
+/** The geometry of a case, computed from its shapes alone (no tensors). */
+export function geometryOfCase(c: FilterGradientCase): FilterGradientGeometry {
+  return computeGeometry(
+      c.op, {
+        input: {shape: c.inputShape, dtype: 'float32'},
+        outputDelta: {shape: c.outputDeltaShape, dtype: 'float32'},
+        filterShape: c.filterShapeInput,
+      },
+      c.attrs);
+}

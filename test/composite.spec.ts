@@ -2,12 +2,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import {execFileSync} from 'node:child_process';
 import * as path from 'node:path';
 
-import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights, FilterGradientGeometry} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_CHUNK_BYTES, computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights} from '../kernels/index';
 import {DEFAULT_CHUNK_BYTES} from '../src/composite/chunk_budget';
 import {estimateChunkBytes, planChunks} from '../src/composite/chunk_plan';
 import {sliceMerged, transposeMerged, windowFrame} from '../src/composite/filter_gradient_composite';
 import {NODE_BACKENDS} from './backends';
-import {CASES, FilterGradientCase, fullFilterShape} from './cases';
+import {CASES, FilterGradientCase, fullFilterShape, geometryOfCase} from './cases';
 import {expectClose, seededTensor, seededValues} from './helpers/util';
 import {ReferenceAttrs, referenceFilterGradient, referenceOutputDeltaShape} from './reference';
 
@@ -23,15 +23,6 @@ function size(shape: readonly number[]) {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function geometryOf(c: FilterGradientCase): FilterGradientGeometry {
-  return computeGeometry(
-      c.op, {
-        input: {shape: c.inputShape, dtype: 'float32'},
-        outputDelta: {shape: c.outputDeltaShape, dtype: 'float32'},
-        filterShape: c.filterShapeInput,
-      },
-      c.attrs);
-}
 
 function withBudget<T>(bytes: number, f: () => T): T {
   const saved = tf.env().get(CONV_BACKPROP_FILTERS_CHUNK_BYTES);
@@ -85,13 +76,13 @@ describe('composite kernel chunk plan', () => {
   const problem = CASES.find(c => c.id.startsWith('conv1d_groups2_dilation2_asym/NCX'))!;  // batch 3
 
   it('uses one chunk under the default budget for small problems', () => {
-    const plan = planChunks(geometryOf(problem), DEFAULT_CHUNK_BYTES);
+    const plan = planChunks(geometryOfCase(problem), DEFAULT_CHUNK_BYTES);
     expect(plan.chunks.length).toBe(1);
-    expect(plan.chunks[0]).toEqual({batchBegin: 0, batchSize: 3, rowBegin: 0, rowCount: geometryOf(problem).axes[0].diffDstSize});
+    expect(plan.chunks[0]).toEqual({batchBegin: 0, batchSize: 3, rowBegin: 0, rowCount: geometryOfCase(problem).axes[0].diffDstSize});
   });
 
   it('puts as many samples in a chunk as the budget holds', () => {
-    const geometry = geometryOf(problem);
+    const geometry = geometryOfCase(problem);
     const rows = geometry.axes[0].diffDstSize;
     const plan = planChunks(geometry, estimateChunkBytes(geometry, 2, rows));
     expect(plan.samplesPerChunk).toBe(2);
@@ -102,7 +93,7 @@ describe('composite kernel chunk plan', () => {
 
   it('splits rows of one sample when one sample is over budget, at least one row per chunk', () => {
     for (const c of CASES) {
-      const geometry = geometryOf(c);
+      const geometry = geometryOfCase(c);
       const rows = geometry.axes[0].diffDstSize;
       for (const budget of [1, estimateChunkBytes(geometry, 1, Math.max(1, rows >> 1))]) {
         const plan = planChunks(geometry, budget);
@@ -215,7 +206,7 @@ for (const backend of COMPOSITE_BACKENDS) {
     it('gives the same result in chunks of one row of one sample as in one chunk, on every case', () => {
       let splitBoth = 0;
       for (const c of CASES) {
-        const geometry = geometryOf(c);
+        const geometry = geometryOfCase(c);
         const oneChunk = withBudget(Infinity, () => run(c));
         const tiny = withBudget(1, () => run(c));
         const plan = planChunks(geometry, 1);
@@ -234,7 +225,7 @@ for (const backend of COMPOSITE_BACKENDS) {
 
     it('gives the same result with several samples per chunk', () => {
       const c = CASES.find(k => k.id.startsWith('conv1d_groups2_dilation2_asym/NXC'))!;
-      const geometry = geometryOf(c);
+      const geometry = geometryOfCase(c);
       const budget = estimateChunkBytes(geometry, 2, geometry.axes[0].diffDstSize);
       expect(planChunks(geometry, budget).chunks.map(k => k.batchSize)).toEqual([2, 1]);
       expectClose(withBudget(budget, () => run(c)), withBudget(Infinity, () => run(c)), c.id, 1e-5, 1e-5);

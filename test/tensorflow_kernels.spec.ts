@@ -6,7 +6,7 @@ import {CONV_BACKPROP_FILTERS_NATIVE_PADDED, ConvolutionBackpropFilters, convolu
 import {computeGeometry} from '../src/geometry';
 import {describePlan, NATIVE_KERNELS, NativeKernelName, planNative} from '../src/native/native_plan';
 import {TENSORFLOW_BACKEND} from './backends';
-import {CASES, FilterGradientCase, fullFilterShape} from './cases';
+import {CASES, FilterGradientCase, fullFilterShape, geometryOfCase} from './cases';
 import {runCaseEverywhere} from './helpers/run_case';
 import {seededValues} from './helpers/util';
 import {ReferenceAttrs, referenceFilterGradient, referenceOutputDeltaShape} from './reference';
@@ -81,15 +81,6 @@ function size(shape: number[]) {
   return shape.reduce((a, b) => a * b, 1);
 }
 
-function geometryOf(c: FilterGradientCase) {
-  return computeGeometry(
-      c.op, {
-        input: {shape: c.inputShape, dtype: 'float32'},
-        outputDelta: {shape: c.outputDeltaShape, dtype: 'float32'},
-        filterShape: c.filterShapeInput,
-      },
-      c.attrs);
-}
 
 function dataOf(c: FilterGradientCase) {
   const input = {shape: c.inputShape, values: seededValues(size(c.inputShape), c.seed)};
@@ -150,7 +141,7 @@ describe(`the tensorflow kernels (${TENSORFLOW_BACKEND.loaded ? 'tfjs-node' : 't
     const ids = new Set(ALL_CASES.map(c => c.id.split('/')[0]));
     expect([...documented.keys()].sort()).toEqual([...ids].sort());
     for (const c of ALL_CASES) {
-      const geometry = geometryOf(c);
+      const geometry = geometryOfCase(c);
       const row = documented.get(c.id.split('/')[0])!;
       const all = {hasKernel: () => true};
       expect(describePlan(planNative(geometry, {...all, padded: false}))).withContext(c.id).toBe(row.path);

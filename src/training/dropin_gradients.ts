@@ -150,34 +150,22 @@ const TFJS_FILTER_GRADIENT_KERNEL: Record<string, string> = {
   Conv2DBackpropInput: 'Conv2DBackpropFilter',
 };
 
-/** Attributes tfjs's gradient passes to its data-gradient kernel. */
-function tfjsDataGradientAttrs(kernelName: string, attrs: Attrs, inputShape: number[]): NamedAttrMap {
+/**
+ * Attributes tfjs's gradient passes to its data-gradient kernel (`{inputShape}`) or its
+ * filter-gradient kernel (`{filterShape}`); tfjs's ops fill in dataFormat 'NHWC'.
+ */
+function tfjsGradientAttrs(
+    kernelName: string, attrs: Attrs, shape: {inputShape: number[]} | {filterShape: number[]}): NamedAttrMap {
   const {strides, pad} = attrs;
   switch (kernelName) {
-    case 'Conv3D': return {strides, pad, inputShape} as NamedAttrMap;
+    case 'Conv3D': return {strides, pad, ...shape} as NamedAttrMap;
     case 'DepthwiseConv2dNative': {
       const {dilations, dimRoundingMode} = attrs;
-      return {strides, pad, dilations: dilations ?? [1, 1], dimRoundingMode, inputShape} as unknown as NamedAttrMap;
+      return {strides, pad, dilations: dilations ?? [1, 1], dimRoundingMode, ...shape} as unknown as NamedAttrMap;
     }
     default: {
       const {dataFormat, dimRoundingMode} = attrs;
-      return {strides, pad, dataFormat, dimRoundingMode, inputShape} as NamedAttrMap;
-    }
-  }
-}
-
-/** Attributes tfjs's gradient passes to its filter-gradient kernel (tfjs's ops fill in dataFormat 'NHWC'). */
-function tfjsFilterGradientAttrs(kernelName: string, attrs: Attrs, filterShape: number[]): NamedAttrMap {
-  const {strides, pad} = attrs;
-  switch (kernelName) {
-    case 'Conv3D': return {strides, pad, filterShape} as NamedAttrMap;
-    case 'DepthwiseConv2dNative': {
-      const {dilations, dimRoundingMode} = attrs;
-      return {strides, pad, dilations: dilations ?? [1, 1], dimRoundingMode, filterShape} as unknown as NamedAttrMap;
-    }
-    default: {
-      const {dataFormat, dimRoundingMode} = attrs;
-      return {strides, pad, dataFormat: dataFormat ?? 'NHWC', dimRoundingMode, filterShape} as unknown as NamedAttrMap;
+      return {strides, pad, dataFormat: dataFormat ?? 'NHWC', dimRoundingMode, ...shape} as unknown as NamedAttrMap;
     }
   }
 }
@@ -206,12 +194,12 @@ function forwardGradients(kernelName: string, x: tf.Tensor, filter: tf.Tensor, d
   const depthwise = kernelName === 'DepthwiseConv2dNative';
   const dataKernel = TFJS_DATA_GRADIENT_KERNEL[kernelName];
   const tfjsData = () =>
-      tf.engine().runKernel(dataKernel, {dy, filter}, tfjsDataGradientAttrs(kernelName, attrs, x.shape)) as tf.Tensor;
+      tf.engine().runKernel(dataKernel, {dy, filter}, tfjsGradientAttrs(kernelName, attrs, {inputShape: x.shape})) as tf.Tensor;
   if (tfjsGradientHandles(kernelName, attrs, x.rank)) {
     const filterKernel = TFJS_FILTER_GRADIENT_KERNEL[kernelName];
     return {
       dx: tfjsData,
-      dW: () => tf.engine().runKernel(filterKernel, {x, dy}, tfjsFilterGradientAttrs(kernelName, attrs, filter.shape)) as
+      dW: () => tf.engine().runKernel(filterKernel, {x, dy}, tfjsGradientAttrs(kernelName, attrs, {filterShape: filter.shape})) as
           tf.Tensor,
     };
   }
@@ -256,7 +244,7 @@ export function backpropInputGradientConfig(kernelName: 'Conv2DBackpropInput' | 
       // tfjs's own filter part (where it handles the case, see tfjsGradientHandles), or ours.
       const filterPart = kernelName === 'Conv2DBackpropInput' && tfjsGradientHandles(kernelName, a, G.rank) ?
           () => tf.engine().runKernel(
-                    'Conv2DBackpropFilter', {x: G, dy}, tfjsFilterGradientAttrs(kernelName, a, filter.shape)) as tf.Tensor :
+                    'Conv2DBackpropFilter', {x: G, dy}, tfjsGradientAttrs(kernelName, a, {filterShape: filter.shape})) as tf.Tensor :
           () => filterGradient(G, dy, filter.shape, resolveTfjsConvolution(G.shape, filter.shape, a, false), false);
       return {
         dy: () => kernelName === 'Conv2DBackpropInput' ?
