@@ -3,14 +3,21 @@ import {env} from '@tensorflow/tfjs-core';
 const registered = new Set<string>();
 
 /**
+ * Registers the tfjs flag `name` with its default `evaluate`, once: again (a second call, a
+ * second copy of the package) it changes nothing, and a value already set is kept.
+ */
+export function registerFlagOnce(name: string, evaluate: () => boolean | number) {
+  if (registered.has(name)) return;
+  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name)) env().registerFlag(name, evaluate);
+  registered.add(name);
+}
+
+/**
  * A numeric tuning flag's value (a tfjs flag the benches set with `--variant FLAG=VALUE` for an
  * A/B in one run), registered with its default on first use; a value already set is kept.
  */
 export function tuningFlag(name: string, fallback: number): number {
-  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name) && !registered.has(name)) {
-    env().registerFlag(name, () => fallback);
-  }
-  registered.add(name);
+  registerFlagOnce(name, () => fallback);
   return env().getNumber(name);
 }
 

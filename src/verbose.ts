@@ -2,6 +2,7 @@ import {env} from '@tensorflow/tfjs-core';
 import type {KernelFunc} from '@tensorflow/tfjs-core';
 
 import type {FilterGradientGeometry} from './geometry';
+import {registerFlagOnce} from './tuning_flags';
 
 /**
  * The tfjs flag that makes every call of either kernel, on every backend, print one line saying
@@ -21,15 +22,9 @@ export const CONV_BACKPROP_FILTERS_VERBOSE = 'CONV_BACKPROP_FILTERS_VERBOSE';
 /** The first field of every verbose line. */
 export const VERBOSE_PREFIX = 'conv_backprop_filters_verbose';
 
-let flagRegistered = false;
-
 /** Registers the flag (idempotent; a value already set is kept). */
 export function registerVerboseFlag() {
-  if (flagRegistered) return;
-  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), CONV_BACKPROP_FILTERS_VERBOSE)) {
-    env().registerFlag(CONV_BACKPROP_FILTERS_VERBOSE, () => false);
-  }
-  flagRegistered = true;
+  registerFlagOnce(CONV_BACKPROP_FILTERS_VERBOSE, () => false);
 }
 
 function verboseEnabled(): boolean {

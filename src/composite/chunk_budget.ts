@@ -2,6 +2,7 @@ import {env} from '@tensorflow/tfjs-core';
 
 import {opError} from '../errors';
 import {OpName} from '../names';
+import {registerFlagOnce} from '../tuning_flags';
 
 /**
  * The tfjs flag bounding the memory of one chunk of the composite (node/wasm) kernels, in bytes:
@@ -11,16 +12,12 @@ import {OpName} from '../names';
 export const CONV_BACKPROP_FILTERS_CHUNK_BYTES = 'CONV_BACKPROP_FILTERS_CHUNK_BYTES';
 export const DEFAULT_CHUNK_BYTES = 64 * 2 ** 20;
 
-let registered = false;
-
 /**
  * Registers the flag (idempotent: a second copy of the package registering it again changes
  * nothing, and a value already set is kept).
  */
 export function registerChunkBytesFlag() {
-  if (registered) return;
-  env().registerFlag(CONV_BACKPROP_FILTERS_CHUNK_BYTES, () => DEFAULT_CHUNK_BYTES);
-  registered = true;
+  registerFlagOnce(CONV_BACKPROP_FILTERS_CHUNK_BYTES, () => DEFAULT_CHUNK_BYTES);
 }
 
 /** The budget in force for a call of `op`; a value that is not a positive number is an error. */

@@ -1,6 +1,7 @@
 import {env} from '@tensorflow/tfjs-core';
 
 import type {FilterGradientGeometry, SpatialAxis} from '../geometry';
+import {registerFlagOnce} from '../tuning_flags';
 
 /**
  * The tfjs flag that lets a backend's own filter-gradient kernel run problems whose reads fall
@@ -14,15 +15,9 @@ import type {FilterGradientGeometry, SpatialAxis} from '../geometry';
  */
 export const CONV_BACKPROP_FILTERS_NATIVE_PADDED = 'CONV_BACKPROP_FILTERS_NATIVE_PADDED';
 
-let flagRegistered = false;
-
 /** Registers the flag (idempotent; a value already set is kept). */
 export function registerNativePaddedFlag() {
-  if (flagRegistered) return;
-  if (!Object.prototype.hasOwnProperty.call(env().getFlags(), CONV_BACKPROP_FILTERS_NATIVE_PADDED)) {
-    env().registerFlag(CONV_BACKPROP_FILTERS_NATIVE_PADDED, () => false);
-  }
-  flagRegistered = true;
+  registerFlagOnce(CONV_BACKPROP_FILTERS_NATIVE_PADDED, () => false);
 }
 
 /** The flag's value in force. */

@@ -1,6 +1,7 @@
 import {env} from '@tensorflow/tfjs-core';
 
 import {CanonicalTensor, FilterGradientGeometry, SpatialAxis, spatialAxesAs3d} from '../../../src/geometry';
+import {registerFlagOnce} from '../../../src/tuning_flags';
 import {windowRanges} from '../filter_gradient';
 
 import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
@@ -47,19 +48,12 @@ export const DEFAULT_THREADS_MIN_MFLOP = 20;
  */
 export const DEPTHWISE_THRESHOLD_FACTOR = 1.6;
 
-let flagsRegistered = false;
-
 /** Registers the flags (idempotent; a value already set is kept). */
 export function registerWasmSimdFlag() {
-  if (flagsRegistered) return;
-  const register = (name: string, evaluate: () => boolean | number) => {
-    if (!Object.prototype.hasOwnProperty.call(env().getFlags(), name)) env().registerFlag(name, evaluate);
-  };
-  register(CONV_BACKPROP_FILTERS_WASM_SIMD, () => microKernelModule('PLAIN') !== null);
-  register(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, () => microKernelModule('RELAXED') !== null);
-  register(CONV_BACKPROP_FILTERS_THREADS, () => Math.min(reportedCores(), DEFAULT_MAX_THREADS));
-  register(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, () => DEFAULT_THREADS_MIN_MFLOP);
-  flagsRegistered = true;
+  registerFlagOnce(CONV_BACKPROP_FILTERS_WASM_SIMD, () => microKernelModule('PLAIN') !== null);
+  registerFlagOnce(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, () => microKernelModule('RELAXED') !== null);
+  registerFlagOnce(CONV_BACKPROP_FILTERS_THREADS, () => Math.min(reportedCores(), DEFAULT_MAX_THREADS));
+  registerFlagOnce(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, () => DEFAULT_THREADS_MIN_MFLOP);
 }
 
 export function wasmSimdEnabled(): boolean {

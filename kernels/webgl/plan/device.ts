@@ -1,7 +1,7 @@
 import {env} from '@tensorflow/tfjs-core';
 import type {MathBackendWebGL} from '@tensorflow/tfjs-backend-webgl';
 
-import {tunedProfile} from '../../../src/tuning_flags';
+import {registerFlagOnce, tunedProfile} from '../../../src/tuning_flags';
 
 /**
  * The thresholds the webgl planner reads: how far it splits the reduction and which problems
@@ -142,13 +142,9 @@ export interface WebglDevice {
  */
 export const CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET = 'CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET';
 
-let flagRegistered = false;
-
 /** Registers the multi-target flag (idempotent; a value already set is kept). */
 export function registerMultiTargetFlag() {
-  if (flagRegistered) return;
-  env().registerFlag(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
-  flagRegistered = true;
+  registerFlagOnce(CONV_BACKPROP_FILTERS_WEBGL_MULTI_TARGET, () => true);
 }
 
 const drawBufferLimits = new WeakMap<object, number>();
