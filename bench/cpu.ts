@@ -201,8 +201,8 @@ async function main() {
       if (report.svg !== null) fs.writeFileSync(path.join(options.out, `${name}.svg`), report.svg);
       if (report.trainingSvg !== null) fs.writeFileSync(path.join(options.out, `${name}_training.svg`), report.trainingSvg);
       fs.writeFileSync(path.join(options.out, `${name}.json`), `${JSON.stringify(report.json, null, 1)}\n`);
-      log(`\nwrote ${path.relative(process.cwd(), path.join(options.out, 'cpu.md'))}, ${
-          [report.svg !== null ? 'cpu.svg' : '', report.trainingSvg !== null ? 'cpu_training.svg' : '', 'cpu.json']
+      log(`\nwrote ${path.relative(process.cwd(), path.join(options.out, `${name}.md`))}, ${
+          [report.svg !== null ? `${name}.svg` : '', report.trainingSvg !== null ? `${name}_training.svg` : '', `${name}.json`]
               .filter(f => f !== '').join(', ')}`);
     }
     log(`tensors: ${tf.memory().numTensors} live at the end (${tensorsAtStart} at the start); WebAssembly memories: ${

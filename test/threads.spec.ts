@@ -3,8 +3,9 @@ import {spawnSync} from 'child_process';
 import * as path from 'path';
 
 import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
-import {currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, DEPTHWISE_THRESHOLD_FACTOR, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
+import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, DEPTHWISE_THRESHOLD_FACTOR, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, threadPoolTesting} from '../kernels/host/simd/thread_pool';
+import {claimAndRun, CLAIM, CONTROL_WORDS, DONE, JOB, openClaim, TASK_COUNT, TASK_STATES} from '../kernels/host/simd/thread_protocol';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
 import {SIMD_PROBLEMS, SimdProblem} from './helpers/simd_problems';
@@ -38,6 +39,16 @@ const LAYERS: readonly SimdProblem[] = [
     name: 'one output unit (1×1, 2→3): the reduction in slices',
     op: 'conv', input: [3, 40, 40, 2], outputDelta: [3, 40, 40, 3],
     attrs: {strides: [1, 1], filterShape: [1, 1]},
+  },
+  {
+    name: 'one output unit (1×1, 2→3), 9 samples: a packing step cuts a slice in two',
+    op: 'conv', input: [9, 40, 40, 2], outputDelta: [9, 40, 40, 3],
+    attrs: {strides: [1, 1], filterShape: [1, 1]},
+  },
+  {
+    name: 'MNIST-like 3×3 16→32, batch 16: four packing steps',
+    op: 'conv', input: [16, 13, 13, 16], outputDelta: [16, 11, 11, 32],
+    attrs: {strides: [1, 1], filterShape: [3, 3]},
   },
   {
     name: '3-D 3×3×3, 8→16, batch 2',
@@ -165,11 +176,56 @@ describe('the thread plan', () => {
     const two = simdPlanOf(res2());
     expect(two).toEqual(jasmine.objectContaining({
       threads: 2, requestedThreads: 2, flops: 2 * 2 * 56 * 56 * 64 * 64 * 9, units: 9 * 8 * 16, slices: 1, unitParts: 6,
+      chunkSamples: 2, packSteps: 2,
     }));
     expect(two.reason).toBeUndefined();
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
     const one = simdPlanOf(res2());
-    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1});
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, packSteps: 1});
+  });
+
+  it('packs a chunk in steps whose tasks cover every row × unit once, each following the one before on its sums', async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    await simdThreadsReady();
+    const problems = [
+      res2(),
+      // 1 unit: 6 reduction rows in 6 slices over 3 samples; the steps cut the chunk at samples.
+      geometryOf([3, 40, 40, 2], [3, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]}),
+      // 9 samples of 2 rows in 16 slices (slice 7: rows 7–9): the step of samples 4–6 (rows 8–12) cuts it in two.
+      geometryOf([9, 40, 40, 2], [9, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]}),
+    ];
+    for (const geometry of problems) {
+      const plan = simdPlanOf(geometry);
+      expect(plan.threads).toBe(2);
+      expect(plan.packSteps).toBe(Math.min(16, geometry.batch));
+      const steps = chunkSteps(plan, geometry.batch, 0, geometry.batch);
+      expect(steps.length).toBe(plan.packSteps);
+      expect(steps.map(s => [s.firstSample, s.endSample]).flat())
+          .toEqual([0, ...steps.slice(1).flatMap(s => [s.firstSample, s.firstSample]), geometry.batch]);
+      const tasks = steps.flatMap(s => s.tasks);
+      const rowsPerSample = plan.reductionRows / geometry.batch;
+      // Every (row, unit) exactly once, in the step that packs its sample and the slice it belongs to.
+      const seen = new Uint8Array(plan.reductionRows * plan.units);
+      steps.forEach(step => step.tasks.forEach(task => {
+        expect(task.rowFirst).toBeGreaterThanOrEqual(step.firstSample * rowsPerSample);
+        expect(task.rowEnd).toBeLessThanOrEqual(step.endSample * rowsPerSample);
+        expect(task.rowFirst).toBeGreaterThanOrEqual(Math.floor(task.slice * plan.reductionRows / plan.slices));
+        expect(task.rowEnd).toBeLessThanOrEqual(Math.floor((task.slice + 1) * plan.reductionRows / plan.slices));
+        for (let row = task.rowFirst; row < task.rowEnd; row++) {
+          for (let unit = task.unitFirst; unit < task.unitEnd; unit++) seen[row * plan.units + unit]++;
+        }
+      }));
+      expect(seen.every(count => count === 1)).toBeTrue();
+      // Tasks on the same sums and units form one chain in row order.
+      tasks.forEach((task, index) => {
+        const before = tasks.slice(0, index).map((t, i) => [t, i] as const)
+            .filter(([t]) => t.slice === task.slice && t.unitFirst === task.unitFirst);
+        expect(task.follows).toBe(before.length === 0 ? -1 : before[before.length - 1][1]);
+        if (before.length > 0) expect(before[before.length - 1][0].rowEnd).toBe(task.rowFirst);
+      });
+    }
+    const cut = chunkSteps(simdPlanOf(problems[2]), 9, 0, 9);
+    expect(cut.flatMap(s => s.tasks).length).toBeGreaterThan(simdPlanOf(problems[2]).slices * simdPlanOf(problems[2]).unitParts);
   });
 
   it('splits the reduction at fixed boundaries when a problem has too few output units', () => {
@@ -198,10 +254,11 @@ describe('the thread plan', () => {
         [batch, 32, 32, 32], [batch, 32, 32, 32], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], groups: 32, filterShape: [3, 3]}));
     expect([depthwise(16).threads, depthwise(16).reason]).toEqual([1, 'below threshold']);
     expect(depthwise(64).threads).toBe(SUITE_THREADS);
-    // A dense problem of 21 MFLOP threads; a depthwise one of 24 MFLOP (under 1.6 × 20) does not.
-    const dense = simdPlanOf(geometryOf([8, 16, 16, 24], [8, 16, 16, 24], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
+    // A dense problem of 11.9 MFLOP threads; a depthwise one of 18.9 MFLOP (under 2 × 10) does not.
+    const dense = simdPlanOf(geometryOf([8, 12, 12, 24], [8, 12, 12, 24], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
+    expect(dense.flops).toBe(2 * 8 * 12 * 12 * 24 * 24 * 9);
     expect(dense.threads).toBe(SUITE_THREADS);
-    expect(depthwise(40).threads).toBe(1);
+    expect(depthwise(32).threads).toBe(1);
   });
 
   it('runs a problem of one task on the calling thread', () => {
@@ -216,6 +273,50 @@ describe('the thread plan', () => {
     const os = require('os') as {availableParallelism(): number};
     const registry = (tf.env() as unknown as {flagRegistry: Record<string, {evaluationFn: () => number}>}).flagRegistry;
     expect(registry[CONV_BACKPROP_FILTERS_THREADS].evaluationFn()).toBe(Math.min(8, os.availableParallelism()));
+  });
+});
+
+describe('the claim loop (thread_protocol.ts)', () => {
+  // A job of three tasks on a shared memory: task 1 adds into the sums task 0 adds into, after it.
+  const STATES_AT = 1024;
+  function openJob(firstUnclaimed: number, states: number[]) {
+    const memory = new WebAssembly.Memory({initial: 1, maximum: 1, shared: true});
+    const control = new Int32Array(memory.buffer, 0, CONTROL_WORDS);
+    new Int32Array(memory.buffer, STATES_AT, states.length).set(states);
+    Atomics.store(control, JOB, 512);
+    Atomics.store(control, TASK_STATES, STATES_AT);
+    Atomics.store(control, TASK_COUNT, states.length / 2);
+    Atomics.store(control, CLAIM, openClaim(1) + firstUnclaimed);
+    return {memory, control, states: new Int32Array(memory.buffer, STATES_AT, states.length)};
+  }
+
+  it('runs a task only once the task it follows is done, and marks each task done', () => {
+    const {memory, control, states} = openJob(0, [-1, 0, 0, 0, -1, 0]);
+    const events: string[] = [];
+    const ran = claimAndRun(memory, control, (job, task) => {
+      expect(job).toBe(512);
+      events.push(`run ${task}`);
+    }, (waitedStates, doneAt) => {
+      events.push(`wait ${doneAt} (${Atomics.load(waitedStates, doneAt) === 1 ? 'done' : 'not done'})`);
+      return true;
+    });
+    expect(ran).toBe(3);
+    expect(events).toEqual(['run 0', 'wait 1 (done)', 'run 1', 'run 2']);
+    expect(Array.from(states)).toEqual([-1, 1, 0, 1, -1, 1]);
+    expect(Atomics.load(control, DONE)).toBe(3);
+  });
+
+  it('gives up, running nothing more, when the wait for the task before gives up (a stalled job)', () => {
+    // Task 0 is claimed by a thread that never finishes it.
+    const {memory, control, states} = openJob(1, [-1, 0, 0, 0, -1, 0]);
+    const ran: number[] = [];
+    const result = claimAndRun(memory, control, (_, task) => ran.push(task), (waitedStates, doneAt) => {
+      expect([doneAt, Atomics.load(waitedStates, doneAt)]).toEqual([1, 0]);
+      return false;
+    });
+    expect(result).toBe(-1);
+    expect(ran).toEqual([]);
+    expect(Array.from(states)).toEqual([-1, 0, 0, 0, -1, 0]);
   });
 });
 
@@ -292,12 +393,13 @@ describe('threads that fail', () => {
     const stopping = `
       const {workerData: {memory, controlAt, index}} = require('worker_threads');
       const control = new Int32Array(memory.buffer, controlAt, 24);
+      const never = new Int32Array(new SharedArrayBuffer(4));
       Atomics.or(control, 3, 1 << index);
       for (;;) {
         const wake = Atomics.load(control, 8 + index);
         const claim = Atomics.load(control, 1);
         if (claim !== -1 && (claim & 4095) < Atomics.load(control, 5)) {
-          if (Atomics.compareExchange(control, 1, claim, claim + 1) === claim) for (;;) Atomics.wait(control, 7, 0);
+          if (Atomics.compareExchange(control, 1, claim, claim + 1) === claim) for (;;) Atomics.wait(never, 0, 0);
         }
         Atomics.wait(control, 8 + index, wake);
       }`;

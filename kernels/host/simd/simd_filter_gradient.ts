@@ -39,14 +39,14 @@ export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_TH
 /** The default thread count never exceeds this (memory bandwidth, not cores, limits beyond it). */
 export const DEFAULT_MAX_THREADS = 8;
 /** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: the layers that chose it). */
-export const DEFAULT_THREADS_MIN_MFLOP = 20;
+export const DEFAULT_THREADS_MIN_MFLOP = 10;
 /**
  * Depthwise problems (one channel per group) stay on the calling thread up to this multiple of
- * the threshold: the calling thread packs every sample before the tasks start, and a depthwise
- * layer does only its kernel's taps per packed value (a dense one C/G times more), so the packing
- * is a large part of its time and a second thread shortens only the rest (docs/threads.md).
+ * the threshold: a depthwise layer does only its kernel's taps per packed value (a dense one C/G
+ * times more), so packing, which the calling thread does alone, is a large part of its time, and
+ * the first packing step is not overlapped with the workers (docs/threads.md).
  */
-export const DEPTHWISE_THRESHOLD_FACTOR = 1.6;
+export const DEPTHWISE_THRESHOLD_FACTOR = 2;
 
 /** Registers the flags (idempotent; a value already set is kept). */
 export function registerWasmSimdFlag() {
@@ -107,8 +107,16 @@ const POOL_RETAINED_MEMORY_BYTES = 256 * 2 ** 20;
 const MAX_MEMORY_BYTES = 2 ** 30;
 /** Samples are packed this many bytes at a time (at least one sample). */
 const PACK_BYTES = 32 * 2 ** 20;
-/** Test hooks: a smaller packing budget, to run problems in several chunks of samples. */
-export const simdTesting = {packBytes: PACK_BYTES};
+/**
+ * A threaded call packs each chunk in at most this many steps: the workers start once the first
+ * is packed, and the calling thread's packing overlaps their work on all but the first.
+ */
+const MAX_PACK_STEPS = 16;
+/**
+ * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
+ * fewer packing steps, to compare.
+ */
+export const simdTesting = {packBytes: PACK_BYTES, maxPackSteps: MAX_PACK_STEPS};
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
 /** At most this many terms are summed in float32 before joining the float64 sums. */
@@ -254,6 +262,12 @@ export interface SimdPlan {
   readonly unitParts: number;
   /** Samples packed at a time. */
   readonly chunkSamples: number;
+  /**
+   * Each chunk is packed in this many steps of whole samples, the tasks of each step published
+   * as soon as it is packed, so the workers compute while the calling thread packs the next (1
+   * on one thread).
+   */
+  readonly packSteps: number;
   readonly blockRows: number;
   readonly blockColumns: number;
 }
@@ -362,9 +376,10 @@ function planOf(
     }
   }
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
+  const packSteps = threads === 1 ? 1 : Math.min(chunkSamples, simdTesting.maxPackSteps);
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
-    chunkSamples, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
+    chunkSamples, packSteps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
   };
 }
 
@@ -413,7 +428,7 @@ export function computeFilterGradientSimd(
   const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
-    const alone = {...plan, threads: 1, unitParts: 1, reason: 'pool failed'};
+    const alone = {...plan, threads: 1, unitParts: 1, packSteps: 1, reason: 'pool failed'};
     const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
     return values === null || values === 'stalled' ? null : {values, plan: alone};
   }
@@ -431,16 +446,17 @@ function run(
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const {depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
          kernelVolume, sumCount, srcSampleBytes, dstSampleBytes} = layout;
-  const {slices, unitParts, chunkSamples, units, reductionRows} = plan;
+  const {slices, unitParts, chunkSamples} = plan;
   const rangeBytes = 12 * (depth.kernelSize + height.kernelSize + width.kernelSize);
-  const rowsPerSample = reductionRows / batch;
-  const tasksPerChunk = slices * unitParts;
+  // A step's rows may cut a slice in two: one more task per step and unit part at most.
+  const tasksPerChunk = (slices + plan.packSteps - 1) * unitParts;
   if (tasksPerChunk > MAX_TASKS) return null;
 
   const kernels = instance.kernels;
   const jobAt = roundUp(kernels.heapBase(), 64) + CONTROL_BYTES;
   const tasksAt = jobAt + JOB_BYTES;
-  const sumsAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 64);
+  const statesAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 64);
+  const sumsAt = roundUp(statesAt + 8 * tasksPerChunk, 64);
   const rangesAt = sumsAt + 8 * sumCount * slices;
   const srcAt = roundUp(rangesAt + rangeBytes, 64);
   const dstAt = srcAt + chunkSamples * srcSampleBytes;
@@ -467,27 +483,25 @@ function run(
     width.stride, plan.blockRows, plan.blockColumns, tasksAt,
   ]);
   const tasks = new Int32Array(buffer, tasksAt, 5 * tasksPerChunk);
-  const sliceStart = (s: number) => Math.floor(s * reductionRows / slices);
-  const unitStart = (p: number) => Math.floor(p * units / unitParts);
+  const states = new Int32Array(buffer, statesAt, 2 * tasksPerChunk);
 
   for (let first = 0; first < batch; first += chunkSamples) {
     const end = Math.min(batch, first + chunkSamples);
-    for (let n = first; n < end; n++) {
-      pack(src, n, srcLayout, new Float32Array(buffer, srcAt + (n - first) * srcSampleBytes, srcSampleBytes / 4));
-      pack(diffDst, n, dstLayout, new Float32Array(buffer, dstAt + (n - first) * dstSampleBytes, dstSampleBytes / 4));
-    }
-    // Tasks: each slice's rows inside this chunk (relative to its first sample) × the unit parts.
+    const job = pool?.open(jobAt, statesAt, plan.threads);
     let taskCount = 0;
-    for (let s = 0; s < slices; s++) {
-      const rowFirst = Math.max(sliceStart(s), first * rowsPerSample) - first * rowsPerSample;
-      const rowEnd = Math.min(sliceStart(s + 1), end * rowsPerSample) - first * rowsPerSample;
-      if (rowFirst >= rowEnd) continue;
-      for (let p = 0; p < unitParts; p++) {
-        tasks.set([sumsAt + 8 * sumCount * s, unitStart(p), unitStart(p + 1), rowFirst, rowEnd], 5 * taskCount++);
+    for (const step of chunkSteps(plan, batch, first, end)) {
+      for (let n = step.firstSample; n < step.endSample; n++) {
+        pack(src, n, srcLayout, new Float32Array(buffer, srcAt + (n - first) * srcSampleBytes, srcSampleBytes / 4));
+        pack(diffDst, n, dstLayout, new Float32Array(buffer, dstAt + (n - first) * dstSampleBytes, dstSampleBytes / 4));
       }
+      for (const task of step.tasks) {
+        tasks.set([sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd], 5 * taskCount);
+        states.set([task.follows, 0], 2 * taskCount++);
+      }
+      job?.publish(taskCount);
     }
-    if (pool !== undefined) {
-      if (!pool.run(jobAt, taskCount, plan.threads, plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
+    if (job !== undefined) {
+      if (!job.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
     } else {
       for (let t = 0; t < taskCount; t++) kernels.runTask(jobAt, t);
     }
@@ -525,6 +539,59 @@ function run(
   });
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
+}
+
+/** One task of a chunk: a slice's reduction rows × a range of output units. */
+export interface ChunkTask {
+  readonly slice: number;
+  readonly unitFirst: number;
+  readonly unitEnd: number;
+  /** Reduction rows [first, end), counted from the chunk's first sample. */
+  readonly rowFirst: number;
+  readonly rowEnd: number;
+  /** The chunk's earlier task on the same sums and units (it runs first), or −1. */
+  readonly follows: number;
+}
+
+/** A step of a chunk: samples [first, end) packed, then their tasks published. */
+export interface ChunkStep {
+  readonly firstSample: number;
+  readonly endSample: number;
+  readonly tasks: readonly ChunkTask[];
+}
+
+/**
+ * The steps of the chunk of samples [first, end) and their tasks, numbered across the chunk in
+ * order: each step's rows cut into the plan's slices, each slice's units into its unit parts.
+ * A slice × unit part's tasks follow one another in row order, so each sum sees its blocks in
+ * the order one thread would add them.
+ */
+export function chunkSteps(plan: SimdPlan, batch: number, first: number, end: number): ChunkStep[] {
+  const {slices, unitParts, units, reductionRows} = plan;
+  const rowsPerSample = reductionRows / batch;
+  const sliceStart = (s: number) => Math.floor(s * reductionRows / slices);
+  const unitStart = (p: number) => Math.floor(p * units / unitParts);
+  const lastTask = new Array<number>(slices * unitParts).fill(-1);
+  const steps: ChunkStep[] = [];
+  let taskCount = 0;
+  const stepCount = Math.min(plan.packSteps, end - first);
+  for (let step = 0; step < stepCount; step++) {
+    const firstSample = first + Math.floor(step * (end - first) / stepCount);
+    const endSample = first + Math.floor((step + 1) * (end - first) / stepCount);
+    const tasks: ChunkTask[] = [];
+    for (let slice = 0; slice < slices; slice++) {
+      const rowFirst = Math.max(sliceStart(slice), firstSample * rowsPerSample) - first * rowsPerSample;
+      const rowEnd = Math.min(sliceStart(slice + 1), endSample * rowsPerSample) - first * rowsPerSample;
+      if (rowFirst >= rowEnd) continue;
+      for (let part = 0; part < unitParts; part++) {
+        const sums = slice * unitParts + part;
+        tasks.push({slice, unitFirst: unitStart(part), unitEnd: unitStart(part + 1), rowFirst, rowEnd, follows: lastTask[sums]});
+        lastTask[sums] = taskCount++;
+      }
+    }
+    steps.push({firstSample, endSample, tasks});
+  }
+  return steps;
 }
 
 /** Copies sample n of `data` into `packed`, channels-last with each group's channels padded. */

@@ -1,14 +1,15 @@
 import {THREAD_WORKER_SOURCE} from './thread_worker.generated';
-import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, SEQUENCE, TASK_COUNT, WAKE, WORKERS_WANTED} from './thread_protocol';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, SEQUENCE, TASK_COUNT, TASK_STATES, TaskWaiter, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 /**
  * Worker threads for the micro-kernels: one compiled module, one shared WebAssembly.Memory,
  * workers from `worker_threads` in Node (and runtimes that provide it) or Web Workers in
  * browsers, started from the script embedded in the package (thread_worker.generated.ts).
  *
- * A kernel call stays synchronous: the calling thread publishes a job, claims tasks like every
- * worker (thread_protocol.ts) and then waits until all are done, in Atomics.wait where the
- * thread may block and spinning where it may not (a browser's main thread). Workers start on
+ * A kernel call stays synchronous: the calling thread opens a job, publishes its tasks in steps
+ * (the workers start on the first while it packs the samples of the next), claims tasks like
+ * every worker (thread_protocol.ts) and then waits until all are done, in Atomics.wait where
+ * the thread may block and spinning where it may not (a browser's main thread). Workers start on
  * first need and report ready through the shared memory; a call before then runs on the calling
  * thread alone, and so does every call once a worker has died, failed to start or stopped in
  * the middle of a task. Node workers are unref'd: they never keep a process alive.
@@ -154,6 +155,8 @@ export class ThreadPool {
   private readonly control: Int32Array;
   private readonly workers: WorkerHandle[] = [];
   private sequence = 0;
+  /** The value the last publish stored in the wake words (each publish stores a new one). */
+  private wakes = 0;
   private disposed = false;
 
   /**
@@ -198,44 +201,77 @@ export class ThreadPool {
   }
 
   /**
-   * Runs tasks [0, taskCount) of the job at `jobAt` on the caller and the first `threads − 1`
-   * workers (`jobFlops`: the job's work, for the stall limit); returns false (and fails the pool)
-   * if no task finished for the stall limit while
-   * some were claimed and unfinished — a worker stopped in the middle of one — in which case the
-   * job's sums are not to be used.
+   * Opens a job at `jobAt` whose task states are at `statesAt`, for the caller and the first
+   * `threads − 1` workers; its tasks are published with `publish` and run with `finish`.
    */
-  run(jobAt: number, taskCount: number, threads: number, jobFlops: number, runTask: (job: number, task: number) => void):
-      boolean {
-    const stallMs = threadPoolTesting.stallMs + jobFlops / 1e5;
+  open(jobAt: number, statesAt: number, threads: number): ThreadJob {
     const control = this.control;
     Atomics.store(control, JOB, jobAt);
-    Atomics.store(control, TASK_COUNT, taskCount);
+    Atomics.store(control, TASK_STATES, statesAt);
+    Atomics.store(control, TASK_COUNT, 0);
     Atomics.store(control, DONE, 0);
     Atomics.store(control, WORKERS_WANTED, threads - 1);
     this.sequence++;
     Atomics.store(control, CLAIM, openClaim(this.sequence));
     Atomics.store(control, SEQUENCE, this.sequence);
+    return {
+      publish: taskCount => this.publish(taskCount, threads),
+      finish: (jobFlops, runTask) => this.finish(jobFlops, runTask),
+    };
+  }
+
+  /** Makes tasks [0, taskCount) claimable (their states written) and wakes the job's workers. */
+  private publish(taskCount: number, threads: number) {
+    const control = this.control;
+    Atomics.store(control, TASK_COUNT, taskCount);
+    this.wakes++;
     for (let worker = 0; worker < threads - 1; worker++) {
-      Atomics.store(control, WAKE + worker, this.sequence);
+      Atomics.store(control, WAKE + worker, this.wakes);
       Atomics.notify(control, WAKE + worker);
     }
-    claimAndRun(control, runTask);
+  }
+
+  /**
+   * Claims the published tasks with the workers and returns once all are done, the job closed;
+   * returns false (and fails the pool) if no task finished for the stall limit while some were
+   * claimed and unfinished — a worker stopped in the middle of one — in which case the job's
+   * sums are not to be used. `jobFlops` (the job's work) lengthens the stall limit.
+   */
+  private finish(jobFlops: number, runTask: (job: number, task: number) => void): boolean {
+    const stallMs = threadPoolTesting.stallMs + jobFlops / 1e5;
+    const control = this.control;
+    const taskCount = Atomics.load(control, TASK_COUNT);
     const block = callerMayBlock(control);
     let done = Atomics.load(control, DONE);
     let progressAt = Date.now();
-    while (done < taskCount) {
-      if (block) Atomics.wait(control, DONE, done, 50);
+    /** Whether no task has finished for the stall limit (`done` follows DONE). */
+    const stalled = () => {
       const now = Atomics.load(control, DONE);
-      if (now !== done) {
-        done = now;
-        progressAt = Date.now();
-      } else if (Date.now() - progressAt > stallMs) {
-        Atomics.store(control, CLAIM, CLOSED);
-        this.fail('a worker stopped in the middle of a task');
-        return false;
+      if (now === done) return Date.now() - progressAt > stallMs;
+      [done, progressAt] = [now, Date.now()];
+      return false;
+    };
+    // A task of a later step waits for the one before it on the same sums, run by another thread.
+    const waitUntilDone: TaskWaiter = (states, doneAt) => {
+      while (Atomics.load(states, doneAt) === 0) {
+        if (block) Atomics.wait(states, doneAt, 0, 50);
+        if (stalled()) return false;
+      }
+      return true;
+    };
+    if (claimAndRun(this.memory, control, runTask, waitUntilDone) >= 0) {
+      done = Atomics.load(control, DONE);
+      progressAt = Date.now();
+      while (done < taskCount) {
+        if (block) Atomics.wait(control, DONE, done, 50);
+        if (stalled()) break;
       }
     }
     Atomics.store(control, CLAIM, CLOSED);
+    if (done < taskCount) {
+      this.fail('a worker stopped in the middle of a task');
+      return false;
+    }
     return true;
   }
 
@@ -262,6 +298,18 @@ export class ThreadPool {
     poolFailure ??= reason;
     this.dispose();
   }
+}
+
+/** A job open on the pool: its tasks are published in steps, then run to the end. */
+export interface ThreadJob {
+  /** Makes tasks [0, taskCount) claimable (their task records and states written) and wakes the workers. */
+  publish(taskCount: number): void;
+  /**
+   * Runs the published tasks on the caller and the workers and returns once all are done;
+   * false if a worker stopped in the middle of a task (the pool has failed, the sums are not
+   * to be used).
+   */
+  finish(jobFlops: number, runTask: (job: number, task: number) => void): boolean;
 }
 
 /** Whether a pool has failed here, and why (tests). */
