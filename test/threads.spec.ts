@@ -145,6 +145,21 @@ for (const backend of ['cpu', 'wasm']) {
       }
     });
 
+    it('gives the same values with 3 and 8 threads packing in steps (planned as if for 16 cores)', async () => {
+      const one = await runAll(1);
+      simdTesting.cores = 16;
+      try {
+        for (const threads of [3, 8]) {
+          tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
+          await simdThreadsReady();
+          expect(simdPlanOf(computeGeometry('ConvolutionBackpropFilters', {input: {shape: [4, 8, 8, 8], dtype: 'float32'}, outputDelta: {shape: [4, 8, 8, 8], dtype: 'float32'}}, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).packSteps).toBe(4);
+          expectBitwiseEqual((await runAll(threads)).values, one.values, `${threads} threads in steps`);
+        }
+      } finally {
+        simdTesting.cores = undefined;
+      }
+    });
+
     it('gives the same values when the samples are packed a few at a time (several fork-joins per call)', async () => {
       const whole = await runAll(2);
       simdTesting.packBytes = 1;  // one sample per chunk
@@ -164,7 +179,10 @@ describe('the thread plan', () => {
   const geometryOf = (input: number[], outputDelta: number[], attrs: Record<string, unknown>) =>
       computeGeometry('ConvolutionBackpropFilters', {input: {shape: input, dtype: 'float32'}, outputDelta: {shape: outputDelta, dtype: 'float32'}}, attrs);
   const res2 = () => geometryOf([2, 56, 56, 64], [2, 56, 56, 64], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]});
+  // Planned as if for 16 cores, so that 2 threads pack in steps on any machine.
+  beforeEach(() => simdTesting.cores = 16);
   afterEach(() => {
+    simdTesting.cores = undefined;
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
   });
@@ -226,6 +244,15 @@ describe('the thread plan', () => {
     }
     const cut = chunkSteps(simdPlanOf(problems[2]), 9, 0, 9);
     expect(cut.flatMap(s => s.tasks).length).toBeGreaterThan(simdPlanOf(problems[2]).slices * simdPlanOf(problems[2]).unitParts);
+  });
+
+  it('packs in one step when the threads outnumber the cores', async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    await simdThreadsReady();
+    simdTesting.cores = 1;
+    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, packSteps: 1}));
+    simdTesting.cores = 2;
+    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, packSteps: 2}));
   });
 
   it('splits the reduction at fixed boundaries when a problem has too few output units', () => {

@@ -114,9 +114,10 @@ const PACK_BYTES = 32 * 2 ** 20;
 const MAX_PACK_STEPS = 16;
 /**
  * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
- * fewer packing steps, to compare.
+ * fewer packing steps, to compare; the cores to plan for (undefined: the runtime's), to pack in
+ * steps with more threads than this machine has cores.
  */
-export const simdTesting = {packBytes: PACK_BYTES, maxPackSteps: MAX_PACK_STEPS};
+export const simdTesting = {packBytes: PACK_BYTES, maxPackSteps: MAX_PACK_STEPS, cores: undefined as number | undefined};
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
 /** At most this many terms are summed in float32 before joining the float64 sums. */
@@ -376,7 +377,9 @@ function planOf(
     }
   }
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
-  const packSteps = threads === 1 ? 1 : Math.min(chunkSamples, simdTesting.maxPackSteps);
+  // More threads than cores: a thread that waits for the task it follows may wait for one the OS
+  // has preempted, for a whole time slice; one step keeps every task independent.
+  const packSteps = threads === 1 || threads > (simdTesting.cores ?? reportedCores()) ? 1 : Math.min(chunkSamples, simdTesting.maxPackSteps);
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
     chunkSamples, packSteps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
