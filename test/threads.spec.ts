@@ -41,12 +41,12 @@ const LAYERS: readonly SimdProblem[] = [
     attrs: {strides: [1, 1], filterShape: [1, 1]},
   },
   {
-    name: 'one output unit (1×1, 2→3), 9 samples: a packing step cuts a slice in two',
-    op: 'conv', input: [9, 40, 40, 2], outputDelta: [9, 40, 40, 3],
+    name: 'three output units (1×1, 24→3): 22 rows in 6 slices and 16 steps, steps crossing slices',
+    op: 'conv', input: [2, 121, 40, 24], outputDelta: [2, 121, 40, 3],
     attrs: {strides: [1, 1], filterShape: [1, 1]},
   },
   {
-    name: 'MNIST-like 3×3 16→32, batch 16: four packing steps',
+    name: 'MNIST-like 3×3 16→32, batch 16: a sample packed before each step',
     op: 'conv', input: [16, 13, 13, 16], outputDelta: [16, 11, 11, 32],
     attrs: {strides: [1, 1], filterShape: [3, 3]},
   },
@@ -152,7 +152,7 @@ for (const backend of ['cpu', 'wasm']) {
         for (const threads of [3, 8]) {
           tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
           await simdThreadsReady();
-          expect(simdPlanOf(computeGeometry('ConvolutionBackpropFilters', {input: {shape: [4, 8, 8, 8], dtype: 'float32'}, outputDelta: {shape: [4, 8, 8, 8], dtype: 'float32'}}, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).packSteps).toBe(4);
+          expect(simdPlanOf(computeGeometry('ConvolutionBackpropFilters', {input: {shape: [4, 8, 8, 8], dtype: 'float32'}, outputDelta: {shape: [4, 8, 8, 8], dtype: 'float32'}}, {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]})).steps).toBe(16);
           expectBitwiseEqual((await runAll(threads)).values, one.values, `${threads} threads in steps`);
         }
       } finally {
@@ -194,38 +194,39 @@ describe('the thread plan', () => {
     const two = simdPlanOf(res2());
     expect(two).toEqual(jasmine.objectContaining({
       threads: 2, requestedThreads: 2, flops: 2 * 2 * 56 * 56 * 64 * 64 * 9, units: 9 * 8 * 16, slices: 1, unitParts: 6,
-      chunkSamples: 2, packSteps: 2,
+      chunkSamples: 2, steps: 16,
     }));
     expect(two.reason).toBeUndefined();
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
     const one = simdPlanOf(res2());
-    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, packSteps: 1});
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, steps: 1});
   });
 
-  it('packs a chunk in steps whose tasks cover every row × unit once, each following the one before on its sums', async () => {
+  it('runs a chunk in steps whose tasks cover every row × unit once, each following the one before on its sums', async () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
     await simdThreadsReady();
     const problems = [
+      // 112 reduction rows in 16 steps of 7: sample 1 is packed before step 8.
       res2(),
-      // 1 unit: 6 reduction rows in 6 slices over 3 samples; the steps cut the chunk at samples.
+      // 1 unit: 6 reduction rows, in 6 slices and 6 steps, over 3 samples.
       geometryOf([3, 40, 40, 2], [3, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]}),
-      // 9 samples of 2 rows in 16 slices (slice 7: rows 7–9): the step of samples 4–6 (rows 8–12) cuts it in two.
-      geometryOf([9, 40, 40, 2], [9, 40, 40, 3], {strides: [1, 1], filterShape: [1, 1]}),
+      // 3 units: 22 rows in 6 slices (0–3, 3–7, …) and 16 steps (0–1, 1–2, 2–4, …): a step crosses slices.
+      geometryOf([2, 121, 40, 24], [2, 121, 40, 3], {strides: [1, 1], filterShape: [1, 1]}),
     ];
     for (const geometry of problems) {
       const plan = simdPlanOf(geometry);
-      expect(plan.threads).toBe(2);
-      expect(plan.packSteps).toBe(Math.min(16, geometry.batch));
+      expect([plan.threads, plan.steps]).toEqual([2, 16]);
       const steps = chunkSteps(plan, geometry.batch, 0, geometry.batch);
-      expect(steps.length).toBe(plan.packSteps);
-      expect(steps.map(s => [s.firstSample, s.endSample]).flat())
-          .toEqual([0, ...steps.slice(1).flatMap(s => [s.firstSample, s.firstSample]), geometry.batch]);
+      expect(steps.length).toBe(Math.min(16, plan.reductionRows));
+      // Each sample packed once, in order, by the step whose rows first read it.
+      expect(steps[0].firstSample).toBe(0);
+      steps.slice(1).forEach((step, i) => expect(step.firstSample).toBe(steps[i].endSample));
+      expect(steps[steps.length - 1].endSample).toBe(geometry.batch);
       const tasks = steps.flatMap(s => s.tasks);
       const rowsPerSample = plan.reductionRows / geometry.batch;
-      // Every (row, unit) exactly once, in the step that packs its sample and the slice it belongs to.
+      // Every (row, unit) exactly once, once its sample is packed, inside its slice.
       const seen = new Uint8Array(plan.reductionRows * plan.units);
       steps.forEach(step => step.tasks.forEach(task => {
-        expect(task.rowFirst).toBeGreaterThanOrEqual(step.firstSample * rowsPerSample);
         expect(task.rowEnd).toBeLessThanOrEqual(step.endSample * rowsPerSample);
         expect(task.rowFirst).toBeGreaterThanOrEqual(Math.floor(task.slice * plan.reductionRows / plan.slices));
         expect(task.rowEnd).toBeLessThanOrEqual(Math.floor((task.slice + 1) * plan.reductionRows / plan.slices));
@@ -242,17 +243,22 @@ describe('the thread plan', () => {
         if (before.length > 0) expect(before[before.length - 1][0].rowEnd).toBe(task.rowFirst);
       });
     }
-    const cut = chunkSteps(simdPlanOf(problems[2]), 9, 0, 9);
-    expect(cut.flatMap(s => s.tasks).length).toBeGreaterThan(simdPlanOf(problems[2]).slices * simdPlanOf(problems[2]).unitParts);
+    const crossing = simdPlanOf(problems[2]);
+    expect([crossing.units, crossing.reductionRows, crossing.slices]).toEqual([3, 22, 6]);
+    const crossingSteps = chunkSteps(crossing, 2, 0, 2);
+    // Slices start at rows 0, 3, 7, 11, 14, 18; steps at 0, 1, 2, 4, 5, 6, 8, 9, 11, 12, 13, 15, 16, 17, 19, 20:
+    // steps 2 (rows 2–4), 5 (6–8), 10 (13–15) and 13 (17–19) run tasks of two slices; slice 1 (rows 3–7) runs in 4 steps.
+    expect(crossingSteps.map(step => new Set(step.tasks.map(t => t.slice)).size)).toEqual([1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1, 2, 1, 1]);
+    expect(crossingSteps.filter(step => step.tasks.some(t => t.slice === 1)).length).toBe(4);
   });
 
   it('packs in one step when the threads outnumber the cores', async () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
     await simdThreadsReady();
     simdTesting.cores = 1;
-    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, packSteps: 1}));
+    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, steps: 1}));
     simdTesting.cores = 2;
-    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, packSteps: 2}));
+    expect(simdPlanOf(res2())).toEqual(jasmine.objectContaining({threads: 2, steps: 16}));
   });
 
   it('splits the reduction at fixed boundaries when a problem has too few output units', () => {

@@ -108,16 +108,17 @@ const MAX_MEMORY_BYTES = 2 ** 30;
 /** Samples are packed this many bytes at a time (at least one sample). */
 const PACK_BYTES = 32 * 2 ** 20;
 /**
- * A threaded call packs each chunk in at most this many steps: the workers start once the first
- * is packed, and the calling thread's packing overlaps their work on all but the first.
+ * A threaded call publishes each chunk's rows in this many steps (fewer when it has fewer
+ * reduction rows): the workers start once the first step's samples are packed, the calling
+ * thread's packing of the others overlaps their work, and the tasks of the last step are short.
  */
-const MAX_PACK_STEPS = 16;
+const STEPS = 16;
 /**
  * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
- * fewer packing steps, to compare; the cores to plan for (undefined: the runtime's), to pack in
- * steps with more threads than this machine has cores.
+ * fewer steps, to compare; the cores to plan for (undefined: the runtime's), to run in steps
+ * with more threads than this machine has cores.
  */
-export const simdTesting = {packBytes: PACK_BYTES, maxPackSteps: MAX_PACK_STEPS, cores: undefined as number | undefined};
+export const simdTesting = {packBytes: PACK_BYTES, maxSteps: STEPS, cores: undefined as number | undefined};
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
 /** At most this many terms are summed in float32 before joining the float64 sums. */
@@ -264,11 +265,12 @@ export interface SimdPlan {
   /** Samples packed at a time. */
   readonly chunkSamples: number;
   /**
-   * Each chunk is packed in this many steps of whole samples, the tasks of each step published
-   * as soon as it is packed, so the workers compute while the calling thread packs the next (1
-   * on one thread).
+   * Each chunk's reduction rows are published in up to this many steps (1 on one thread, and
+   * with more threads than cores): the calling thread packs the samples a step reads just before
+   * it publishes the step's tasks, so the workers compute while it packs the next samples, and
+   * the last tasks are short, so threads finish together.
    */
-  readonly packSteps: number;
+  readonly steps: number;
   readonly blockRows: number;
   readonly blockColumns: number;
 }
@@ -379,10 +381,10 @@ function planOf(
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
   // More threads than cores: a thread that waits for the task it follows may wait for one the OS
   // has preempted, for a whole time slice; one step keeps every task independent.
-  const packSteps = threads === 1 || threads > (simdTesting.cores ?? reportedCores()) ? 1 : Math.min(chunkSamples, simdTesting.maxPackSteps);
+  const steps = threads === 1 || threads > (simdTesting.cores ?? reportedCores()) ? 1 : simdTesting.maxSteps;
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
-    chunkSamples, packSteps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
+    chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
   };
 }
 
@@ -431,7 +433,7 @@ export function computeFilterGradientSimd(
   const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
-    const alone = {...plan, threads: 1, unitParts: 1, packSteps: 1, reason: 'pool failed'};
+    const alone = {...plan, threads: 1, unitParts: 1, steps: 1, reason: 'pool failed'};
     const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
     return values === null || values === 'stalled' ? null : {values, plan: alone};
   }
@@ -452,7 +454,7 @@ function run(
   const {slices, unitParts, chunkSamples} = plan;
   const rangeBytes = 12 * (depth.kernelSize + height.kernelSize + width.kernelSize);
   // A step's rows may cut a slice in two: one more task per step and unit part at most.
-  const tasksPerChunk = (slices + plan.packSteps - 1) * unitParts;
+  const tasksPerChunk = (slices + plan.steps - 1) * unitParts;
   if (tasksPerChunk > MAX_TASKS) return null;
 
   const kernels = instance.kernels;
@@ -556,7 +558,10 @@ export interface ChunkTask {
   readonly follows: number;
 }
 
-/** A step of a chunk: samples [first, end) packed, then their tasks published. */
+/**
+ * A step of a chunk: samples [firstSample, endSample) packed (those its rows read that earlier
+ * steps did not), then its tasks published.
+ */
 export interface ChunkStep {
   readonly firstSample: number;
   readonly endSample: number;
@@ -565,26 +570,32 @@ export interface ChunkStep {
 
 /**
  * The steps of the chunk of samples [first, end) and their tasks, numbered across the chunk in
- * order: each step's rows cut into the plan's slices, each slice's units into its unit parts.
- * A slice × unit part's tasks follow one another in row order, so each sum sees its blocks in
- * the order one thread would add them.
+ * order: the chunk's reduction rows cut into `plan.steps` runs of whole rows, each run's rows
+ * cut into the plan's slices, each slice's units into its unit parts. A slice × unit part's
+ * tasks follow one another in row order, so each sum sees its blocks in the order one thread
+ * adds them.
  */
 export function chunkSteps(plan: SimdPlan, batch: number, first: number, end: number): ChunkStep[] {
   const {slices, unitParts, units, reductionRows} = plan;
   const rowsPerSample = reductionRows / batch;
-  const sliceStart = (s: number) => Math.floor(s * reductionRows / slices);
+  const chunkRows = (end - first) * rowsPerSample;
+  const sliceStart = (s: number) => Math.floor(s * reductionRows / slices) - first * rowsPerSample;
   const unitStart = (p: number) => Math.floor(p * units / unitParts);
   const lastTask = new Array<number>(slices * unitParts).fill(-1);
   const steps: ChunkStep[] = [];
   let taskCount = 0;
-  const stepCount = Math.min(plan.packSteps, end - first);
+  let packedSamples = first;
+  const stepCount = Math.min(plan.steps, chunkRows);
   for (let step = 0; step < stepCount; step++) {
-    const firstSample = first + Math.floor(step * (end - first) / stepCount);
-    const endSample = first + Math.floor((step + 1) * (end - first) / stepCount);
+    // Rows [stepFirst, stepEnd) of the chunk.
+    const stepFirst = Math.floor(step * chunkRows / stepCount);
+    const stepEnd = Math.floor((step + 1) * chunkRows / stepCount);
+    const firstSample = packedSamples;
+    packedSamples = first + Math.ceil(stepEnd / rowsPerSample);
     const tasks: ChunkTask[] = [];
     for (let slice = 0; slice < slices; slice++) {
-      const rowFirst = Math.max(sliceStart(slice), firstSample * rowsPerSample) - first * rowsPerSample;
-      const rowEnd = Math.min(sliceStart(slice + 1), endSample * rowsPerSample) - first * rowsPerSample;
+      const rowFirst = Math.max(sliceStart(slice), stepFirst);
+      const rowEnd = Math.min(sliceStart(slice + 1), stepEnd);
       if (rowFirst >= rowEnd) continue;
       for (let part = 0; part < unitParts; part++) {
         const sums = slice * unitParts + part;
@@ -592,7 +603,7 @@ export function chunkSteps(plan: SimdPlan, batch: number, first: number, end: nu
         lastTask[sums] = taskCount++;
       }
     }
-    steps.push({firstSample, endSample, tasks});
+    steps.push({firstSample, endSample: packedSamples, tasks});
   }
   return steps;
 }
