@@ -126,6 +126,8 @@ const MAX_BLOCK_POSITIONS = 1024;
 const PAGE_BYTES = 65536;
 /** A problem with fewer output units than this splits its reduction into slices (see planSplit). */
 const MIN_PARALLEL_UNITS = 16;
+/** The sums go to the filter in tiles of this many broadcast × vector channels. */
+const COPY_TILE = 16;
 /** Tasks per thread and slice: enough to even out threads that start late or run slower. */
 const TASKS_PER_THREAD = 3;
 const JOB_BYTES = 96;
@@ -526,22 +528,30 @@ function run(
       }
     }
   }
-  kernelOffsets.forEach((kernelOffset, k) => {
+  // Each sum to its place in the filter: a broadcast channel's vector channels are consecutive sums.
+  const vectorStride = srcIsVector ? fs.srcChannel : fs.diffDstChannel;
+  const broadcastStride = srcIsVector ? fs.diffDstChannel : fs.srcChannel;
+  for (let k = 0; k < kernelVolume; k++) {
+    const kernelOffset = kernelOffsets[k];
     for (let g = 0; g < groups; g++) {
       if (depthwise) {
         result[g * fs.group + kernelOffset] = sums[k * laneGroups + g];
         continue;
       }
       const base = (g * kernelVolume + k) * broadcastPerGroup * vectorChannels;
-      for (let b = 0; b < broadcastPerGroup; b++) {
-        for (let v = 0; v < vectorPerGroup; v++) {
-          const [sc, dc] = srcIsVector ? [v, b] : [b, v];
-          result[g * fs.group + dc * fs.diffDstChannel + sc * fs.srcChannel + kernelOffset] =
-              sums[base + b * vectorChannels + v];
+      const at = g * fs.group + kernelOffset;
+      // In tiles, so that both the sums read and the filter values written stay in a few cache lines.
+      for (let b0 = 0; b0 < broadcastPerGroup; b0 += COPY_TILE) {
+        for (let v0 = 0; v0 < vectorPerGroup; v0 += COPY_TILE) {
+          const bEnd = Math.min(broadcastPerGroup, b0 + COPY_TILE), vEnd = Math.min(vectorPerGroup, v0 + COPY_TILE);
+          for (let b = b0; b < bEnd; b++) {
+            const from = base + b * vectorChannels, to = at + b * broadcastStride;
+            for (let v = v0; v < vEnd; v++) result[to + v * vectorStride] = sums[from + v];
+          }
         }
       }
     }
-  });
+  }
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
 }
