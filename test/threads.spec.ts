@@ -160,6 +160,20 @@ for (const backend of ['cpu', 'wasm']) {
       }
     });
 
+    it('reads only what its steps packed: the same values, no NaN, with 16 steps on one thread and the staging memory poisoned', async () => {
+      const whole = await runAll(1);
+      simdTesting.poison = true;
+      simdTesting.oneThreadSteps = 16;
+      try {
+        const stepped = await runAll(1);
+        expectBitwiseEqual(stepped.values, whole.values, '16 steps on one thread, poisoned');
+        expectBitwiseEqual((await runAll(2)).values, whole.values, '2 threads, poisoned');
+      } finally {
+        simdTesting.poison = false;
+        simdTesting.oneThreadSteps = 1;
+      }
+    });
+
     it('gives the same values when the samples are packed a few at a time (several fork-joins per call)', async () => {
       const whole = await runAll(2);
       simdTesting.packBytes = 1;  // one sample per chunk
@@ -216,18 +230,20 @@ describe('the thread plan', () => {
     for (const geometry of problems) {
       const plan = simdPlanOf(geometry);
       expect([plan.threads, plan.steps]).toEqual([2, 16]);
-      const steps = chunkSteps(plan, geometry.batch, 0, geometry.batch);
+      const steps = chunkSteps(geometry, plan, 0, geometry.batch);
       expect(steps.length).toBe(Math.min(16, plan.reductionRows));
-      // Each sample packed once, in order, by the step whose rows first read it.
-      expect(steps[0].firstSample).toBe(0);
-      steps.slice(1).forEach((step, i) => expect(step.firstSample).toBe(steps[i].endSample));
-      expect(steps[steps.length - 1].endSample).toBe(geometry.batch);
+      // Each sample's lines packed once, in order, each sample whole by the end.
+      const packs = steps.flatMap(s => s.packs);
+      for (let n = 0; n < geometry.batch; n++) {
+        const mine = packs.filter(p => p.sample === n);
+        expect(mine.length).toBeGreaterThan(0);
+        mine.slice(1).forEach((p, i) => expect([p.src[0], p.diffDst[0]]).toEqual([mine[i].src[1], mine[i].diffDst[1]]));
+        expect([mine[0].src[0], mine[0].diffDst[0]]).toEqual([0, 0]);
+      }
       const tasks = steps.flatMap(s => s.tasks);
-      const rowsPerSample = plan.reductionRows / geometry.batch;
-      // Every (row, unit) exactly once, once its sample is packed, inside its slice.
+      // Every (row, unit) exactly once, inside its slice.
       const seen = new Uint8Array(plan.reductionRows * plan.units);
       steps.forEach(step => step.tasks.forEach(task => {
-        expect(task.rowEnd).toBeLessThanOrEqual(step.endSample * rowsPerSample);
         expect(task.rowFirst).toBeGreaterThanOrEqual(Math.floor(task.slice * plan.reductionRows / plan.slices));
         expect(task.rowEnd).toBeLessThanOrEqual(Math.floor((task.slice + 1) * plan.reductionRows / plan.slices));
         for (let row = task.rowFirst; row < task.rowEnd; row++) {
@@ -243,9 +259,12 @@ describe('the thread plan', () => {
         if (before.length > 0) expect(before[before.length - 1][0].rowEnd).toBe(task.rowFirst);
       });
     }
+    // res2 (56 rows a sample, one reduction row each): step 0 (rows 0–6) packs src rows 0–8 and
+    // diffDst rows 0–7 of sample 0 (a 3×3 window with pad 1 reaches one row further).
+    expect(chunkSteps(problems[0], simdPlanOf(problems[0]), 0, 2)[0].packs).toEqual([{sample: 0, src: [0, 8], diffDst: [0, 7]}]);
     const crossing = simdPlanOf(problems[2]);
     expect([crossing.units, crossing.reductionRows, crossing.slices]).toEqual([3, 22, 6]);
-    const crossingSteps = chunkSteps(crossing, 2, 0, 2);
+    const crossingSteps = chunkSteps(problems[2], crossing, 0, 2);
     // Slices start at rows 0, 3, 7, 11, 14, 18; steps at 0, 1, 2, 4, 5, 6, 8, 9, 11, 12, 13, 15, 16, 17, 19, 20:
     // steps 2 (rows 2–4), 5 (6–8), 10 (13–15) and 13 (17–19) run tasks of two slices; slice 1 (rows 3–7) runs in 4 steps.
     expect(crossingSteps.map(step => new Set(step.tasks.map(t => t.slice)).size)).toEqual([1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1, 2, 1, 1]);

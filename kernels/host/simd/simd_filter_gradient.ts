@@ -116,9 +116,18 @@ const STEPS = 16;
 /**
  * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
  * fewer steps, to compare; the cores to plan for (undefined: the runtime's), to run in steps
- * with more threads than this machine has cores.
+ * with more threads than this machine has cores; steps on one thread and poisoned memory, to
+ * catch a step that reads what no step packed.
  */
-export const simdTesting = {packBytes: PACK_BYTES, maxSteps: STEPS, cores: undefined as number | undefined};
+export const simdTesting = {
+  packBytes: PACK_BYTES,
+  maxSteps: STEPS,
+  cores: undefined as number | undefined,
+  /** Steps on one thread (1: the chunk packed whole, then its tasks). */
+  oneThreadSteps: 1,
+  /** Fills the packed samples' memory with NaN before packing: a task that reads a line no step packed gives NaN. */
+  poison: false,
+};
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
 /** At most this many terms are summed in float32 before joining the float64 sums. */
@@ -301,6 +310,11 @@ interface Layout {
   readonly units: number;
   readonly reductionRows: number;
   readonly flops: number;
+  /**
+   * The lines (depth × height positions, outermost first) of one sample's packed src and diffDst
+   * that its reduction rows [0, row] read: a prefix of each, growing with the row.
+   */
+  readonly linesThrough: (row: number) => readonly [number, number];
 }
 
 function layoutOf(geometry: FilterGradientGeometry): Layout {
@@ -348,7 +362,25 @@ function layoutOf(geometry: FilterGradientGeometry): Layout {
     units: kernelVolume * unitsPerOffset,
     reductionRows: batch * depth.diffDstSize * Math.ceil(height.diffDstSize / blockRows),
     flops: 2 * batch * groups * srcPerGroup * dstPerGroup * kernelVolume * diffDstPositions,
+    linesThrough: row => linesThrough(depth, height, blockRows, row),
   };
+}
+
+/**
+ * The src and diffDst lines one sample's reduction rows [0, row] read (see Layout.linesThrough).
+ * Row `row` is diffDst depth position d and block b of `blockRows` diffDst rows; the src rows
+ * its windows reach end at the last diffDst row's largest window coordinate, clamped to src.
+ * Problems with several depth positions on either side take src in whole depth planes.
+ */
+function linesThrough(depth: SpatialAxis, height: SpatialAxis, blockRows: number, row: number): [number, number] {
+  const blocksPerPlane = Math.ceil(height.diffDstSize / blockRows);
+  const d = Math.floor(row / blocksPerPlane);
+  const heightEnd = Math.min(height.diffDstSize, (row - d * blocksPerPlane + 1) * blockRows);
+  const reach = (axis: SpatialAxis, last: number) => Math.max(0, Math.min(
+      axis.srcSize, last * axis.stride + (axis.kernelSize - 1) * axis.dilation - axis.padBegin + 1));
+  const srcLines = depth.srcSize === 1 && depth.diffDstSize === 1 ? reach(height, heightEnd - 1) :
+                                                                      reach(depth, d) * height.srcSize;
+  return [srcLines, d * height.diffDstSize + heightEnd];
 }
 
 /**
@@ -383,7 +415,8 @@ function planOf(
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
   // More threads than cores: a thread that waits for the task it follows may wait for one the OS
   // has preempted, for a whole time slice; one step keeps every task independent.
-  const steps = threads === 1 || threads > (simdTesting.cores ?? reportedCores()) ? 1 : simdTesting.maxSteps;
+  const steps = threads === 1 ? simdTesting.oneThreadSteps :
+      threads > (simdTesting.cores ?? reportedCores()) ? 1 : simdTesting.maxSteps;
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
     chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
@@ -495,23 +528,26 @@ function run(
   for (let first = 0; first < batch; first += chunkSamples) {
     const end = Math.min(batch, first + chunkSamples);
     const job = pool?.open(jobAt, statesAt, plan.threads);
+    if (simdTesting.poison) new Float32Array(buffer, srcAt, (dstAt - srcAt + chunkSamples * dstSampleBytes) / 4).fill(NaN);
     let taskCount = 0;
-    for (const step of chunkSteps(plan, batch, first, end)) {
-      for (let n = step.firstSample; n < step.endSample; n++) {
-        pack(src, n, srcLayout, new Float32Array(buffer, srcAt + (n - first) * srcSampleBytes, srcSampleBytes / 4));
-        pack(diffDst, n, dstLayout, new Float32Array(buffer, dstAt + (n - first) * dstSampleBytes, dstSampleBytes / 4));
+    for (const step of stepsOf(layout, plan, batch, first, end)) {
+      for (const {sample, src: srcLines, diffDst: dstLines} of step.packs) {
+        const at = sample - first;
+        pack(src, sample, srcLayout, new Float32Array(buffer, srcAt + at * srcSampleBytes, srcSampleBytes / 4), srcLines);
+        pack(diffDst, sample, dstLayout, new Float32Array(buffer, dstAt + at * dstSampleBytes, dstSampleBytes / 4), dstLines);
       }
       for (const task of step.tasks) {
         tasks.set([sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd], 5 * taskCount);
         states.set([task.follows, 0], 2 * taskCount++);
       }
-      job?.publish(taskCount);
+      if (job !== undefined) {
+        job.publish(taskCount);
+      } else {
+        // One thread: each step's tasks before the next step is packed.
+        for (let t = taskCount - step.tasks.length; t < taskCount; t++) kernels.runTask(jobAt, t);
+      }
     }
-    if (job !== undefined) {
-      if (!job.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
-    } else {
-      for (let t = 0; t < taskCount; t++) kernels.runTask(jobAt, t);
-    }
+    if (job !== undefined && !job.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
   }
 
   // The slices' sums, added in slice order into the first.
@@ -568,40 +604,59 @@ export interface ChunkTask {
   readonly follows: number;
 }
 
-/**
- * A step of a chunk: samples [firstSample, endSample) packed (those its rows read that earlier
- * steps did not), then its tasks published.
- */
+/** Lines [first, end) of one sample's packed src and diffDst (see Layout.linesThrough). */
+export interface PackedLines {
+  readonly sample: number;
+  readonly src: readonly [number, number];
+  readonly diffDst: readonly [number, number];
+}
+
+/** A step of a chunk: the lines its rows read that earlier steps did not packed, then its tasks published. */
 export interface ChunkStep {
-  readonly firstSample: number;
-  readonly endSample: number;
+  readonly packs: readonly PackedLines[];
   readonly tasks: readonly ChunkTask[];
 }
 
 /**
- * The steps of the chunk of samples [first, end) and their tasks, numbered across the chunk in
- * order: the chunk's reduction rows cut into `plan.steps` runs of whole rows, each run's rows
- * cut into the plan's slices, each slice's units into its unit parts. A slice × unit part's
- * tasks follow one another in row order, so each sum sees its blocks in the order one thread
- * adds them.
+ * The steps of `geometry`'s chunk of samples [first, end) under `plan`, and their tasks,
+ * numbered across the chunk in order: the chunk's reduction rows cut into `plan.steps` runs of
+ * whole rows, each run's rows cut into the plan's slices, each slice's units into its unit
+ * parts. Each step packs what its rows read beyond what the steps before packed (samples are
+ * packed line by line as the rows reach them). A slice × unit part's tasks follow one another in
+ * row order, so each sum sees its blocks in the order one thread adds them.
  */
-export function chunkSteps(plan: SimdPlan, batch: number, first: number, end: number): ChunkStep[] {
+export function chunkSteps(geometry: FilterGradientGeometry, plan: SimdPlan, first: number, end: number): ChunkStep[] {
+  return stepsOf(layoutOf(geometry), plan, geometry.batch, first, end);
+}
+
+function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, end: number): ChunkStep[] {
   const {slices, unitParts, units, reductionRows} = plan;
   const rowsPerSample = reductionRows / batch;
   const chunkRows = (end - first) * rowsPerSample;
+  const [srcLinesPerSample, dstLinesPerSample] = layout.linesThrough(rowsPerSample - 1);
   const sliceStart = (s: number) => Math.floor(s * reductionRows / slices) - first * rowsPerSample;
   const unitStart = (p: number) => Math.floor(p * units / unitParts);
   const lastTask = new Array<number>(slices * unitParts).fill(-1);
   const steps: ChunkStep[] = [];
   let taskCount = 0;
-  let packedSamples = first;
+  // What is packed so far: samples before `sample` whole, and these lines of `sample`.
+  let [sample, srcPacked, dstPacked] = [first, 0, 0];
   const stepCount = Math.min(plan.steps, chunkRows);
   for (let step = 0; step < stepCount; step++) {
     // Rows [stepFirst, stepEnd) of the chunk.
     const stepFirst = Math.floor(step * chunkRows / stepCount);
     const stepEnd = Math.floor((step + 1) * chunkRows / stepCount);
-    const firstSample = packedSamples;
-    packedSamples = first + Math.ceil(stepEnd / rowsPerSample);
+    const lastSample = first + Math.floor((stepEnd - 1) / rowsPerSample);
+    const packs: PackedLines[] = [];
+    for (; sample <= lastSample; [sample, srcPacked, dstPacked] = [sample + 1, 0, 0]) {
+      const [srcLines, dstLines] = sample < lastSample ? [srcLinesPerSample, dstLinesPerSample] :
+                                                         layout.linesThrough((stepEnd - 1) % rowsPerSample);
+      if (srcLines > srcPacked || dstLines > dstPacked) {
+        packs.push({sample, src: [srcPacked, Math.max(srcPacked, srcLines)], diffDst: [dstPacked, Math.max(dstPacked, dstLines)]});
+        [srcPacked, dstPacked] = [Math.max(srcPacked, srcLines), Math.max(dstPacked, dstLines)];
+      }
+      if (sample === lastSample && (srcPacked < srcLinesPerSample || dstPacked < dstLinesPerSample)) break;
+    }
     const tasks: ChunkTask[] = [];
     for (let slice = 0; slice < slices; slice++) {
       const rowFirst = Math.max(sliceStart(slice), stepFirst);
@@ -613,38 +668,42 @@ export function chunkSteps(plan: SimdPlan, batch: number, first: number, end: nu
         lastTask[sums] = taskCount++;
       }
     }
-    steps.push({firstSample, endSample: packedSamples, tasks});
+    steps.push({packs, tasks});
   }
   return steps;
 }
 
-/** Copies sample n of `data` into `packed`, channels-last with each group's channels padded. */
-function pack(data: Float32Array, n: number, layout: PackedLayout, packed: Float32Array) {
+/**
+ * Copies lines [first, end) (depth × height positions) of sample n of `data` into `packed`,
+ * channels-last with each group's channels padded.
+ */
+function pack(data: Float32Array, n: number, layout: PackedLayout, packed: Float32Array, [first, end]: readonly [number, number]) {
+  if (first >= end) return;
   const {tensor, groups, channelsPerGroup, rowLength, sizes, strides} = layout;
   const perGroup = tensor.channelsPerGroup;
   const sampleBase = n * tensor.batchStride;
   const [depthSize, heightSize, widthSize] = sizes;
   const [depthStride, heightStride, widthStride] = strides;
+  const lineLength = widthSize * rowLength;
   const contiguous = tensor.channelStride === 1 && rowLength === tensor.channels &&
       (widthSize === 1 || widthStride === tensor.channels) &&
       (heightSize === 1 || heightStride === widthSize * tensor.channels) &&
       (depthSize === 1 || depthStride === heightSize * widthSize * tensor.channels);
-  if (contiguous) {  // NXC without padding: the sample as it is
-    packed.set(data.subarray(sampleBase, sampleBase + packed.length));
+  if (contiguous) {  // NXC without padding: the lines as they are
+    packed.set(data.subarray(sampleBase + first * lineLength, sampleBase + end * lineLength), first * lineLength);
     return;
   }
-  if (rowLength !== groups * perGroup) packed.fill(0);
+  if (rowLength !== groups * perGroup) packed.fill(0, first * lineLength, end * lineLength);
   const channelStride = tensor.channelStride;
-  let at = 0;
-  for (let d = 0; d < depthSize; d++) {
-    for (let h = 0; h < heightSize; h++) {
-      for (let w = 0; w < widthSize; w++, at += rowLength) {
-        const position = sampleBase + d * depthStride + h * heightStride + w * widthStride;
-        for (let g = 0; g < groups; g++) {
-          const from = position + g * perGroup * channelStride;
-          const to = at + g * channelsPerGroup;
-          for (let c = 0; c < perGroup; c++) packed[to + c] = data[from + c * channelStride];
-        }
+  let at = first * lineLength;
+  for (let line = first; line < end; line++) {
+    const d = Math.floor(line / heightSize), h = line - d * heightSize;
+    for (let w = 0; w < widthSize; w++, at += rowLength) {
+      const position = sampleBase + d * depthStride + h * heightStride + w * widthStride;
+      for (let g = 0; g < groups; g++) {
+        const from = position + g * perGroup * channelStride;
+        const to = at + g * channelsPerGroup;
+        for (let c = 0; c < perGroup; c++) packed[to + c] = data[from + c * channelStride];
       }
     }
   }
