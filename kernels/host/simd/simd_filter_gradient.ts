@@ -527,7 +527,7 @@ function run(
 
   for (let first = 0; first < batch; first += chunkSamples) {
     const end = Math.min(batch, first + chunkSamples);
-    const job = pool?.open(jobAt, statesAt, plan.threads);
+    const threadJob = pool?.open(jobAt, statesAt, plan.threads);
     if (simdTesting.poison) new Float32Array(buffer, srcAt, (dstAt - srcAt + chunkSamples * dstSampleBytes) / 4).fill(NaN);
     let taskCount = 0;
     for (const step of stepsOf(layout, plan, batch, first, end)) {
@@ -540,14 +540,14 @@ function run(
         tasks.set([sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd], 5 * taskCount);
         states.set([task.follows, 0], 2 * taskCount++);
       }
-      if (job !== undefined) {
-        job.publish(taskCount);
+      if (threadJob !== undefined) {
+        threadJob.publish(taskCount);
       } else {
         // One thread: each step's tasks before the next step is packed.
         for (let t = taskCount - step.tasks.length; t < taskCount; t++) kernels.runTask(jobAt, t);
       }
     }
-    if (job !== undefined && !job.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
+    if (threadJob !== undefined && !threadJob.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
   }
 
   // The slices' sums, added in slice order into the first.
