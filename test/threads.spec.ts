@@ -5,7 +5,7 @@ import * as path from 'path';
 import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
 import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, DEPTHWISE_THRESHOLD_FACTOR, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, threadPoolTesting} from '../kernels/host/simd/thread_pool';
-import {claimAndRun, CLAIM, CONTROL_WORDS, DONE, JOB, openClaim, TASK_COUNT, TASK_STATES} from '../kernels/host/simd/thread_protocol';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, openClaim, READY, TASK_BITS, TASK_COUNT, TASK_STATES, WAKE} from '../kernels/host/simd/thread_protocol';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
 import {SIMD_PROBLEMS, SimdProblem} from './helpers/simd_problems';
@@ -444,16 +444,16 @@ describe('threads that fail', () => {
     const {Worker} = require('worker_threads') as typeof import('worker_threads');
     const stopping = `
       const {workerData: {memory, controlAt, index}} = require('worker_threads');
-      const control = new Int32Array(memory.buffer, controlAt, 24);
+      const control = new Int32Array(memory.buffer, controlAt, ${CONTROL_WORDS});
       const never = new Int32Array(new SharedArrayBuffer(4));
-      Atomics.or(control, 3, 1 << index);
+      Atomics.or(control, ${READY}, 1 << index);
       for (;;) {
-        const wake = Atomics.load(control, 8 + index);
-        const claim = Atomics.load(control, 1);
-        if (claim !== -1 && (claim & 4095) < Atomics.load(control, 5)) {
-          if (Atomics.compareExchange(control, 1, claim, claim + 1) === claim) for (;;) Atomics.wait(never, 0, 0);
+        const wake = Atomics.load(control, ${WAKE} + index);
+        const claim = Atomics.load(control, ${CLAIM});
+        if (claim !== ${CLOSED} && (claim & ${(1 << TASK_BITS) - 1}) < Atomics.load(control, ${TASK_COUNT})) {
+          if (Atomics.compareExchange(control, ${CLAIM}, claim, claim + 1) === claim) for (;;) Atomics.wait(never, 0, 0);
         }
-        Atomics.wait(control, 8 + index, wake);
+        Atomics.wait(control, ${WAKE} + index, wake);
       }`;
     const started: Array<InstanceType<typeof Worker>> = [];
     overrideWorkerFactoryForTesting(start => {

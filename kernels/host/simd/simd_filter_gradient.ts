@@ -109,8 +109,9 @@ const MAX_MEMORY_BYTES = 2 ** 30;
 const PACK_BYTES = 32 * 2 ** 20;
 /**
  * A threaded call publishes each chunk's rows in this many steps (fewer when it has fewer
- * reduction rows): the workers start once the first step's samples are packed, the calling
- * thread's packing of the others overlaps their work, and the tasks of the last step are short.
+ * reduction rows): the workers start once the lines the first step reads are packed, the
+ * calling thread's packing of the rest overlaps their work, and the tasks of the last step are
+ * short.
  */
 const STEPS = 16;
 /**
@@ -277,8 +278,8 @@ export interface SimdPlan {
   readonly chunkSamples: number;
   /**
    * Each chunk's reduction rows are published in up to this many steps (1 on one thread, and
-   * with more threads than cores): the calling thread packs the samples a step reads just before
-   * it publishes the step's tasks, so the workers compute while it packs the next samples, and
+   * with more threads than cores): the calling thread packs the lines a step reads just before
+   * it publishes the step's tasks, so the workers compute while it packs the next lines, and
    * the last tasks are short, so threads finish together.
    */
   readonly steps: number;
@@ -528,7 +529,7 @@ function run(
   for (let first = 0; first < batch; first += chunkSamples) {
     const end = Math.min(batch, first + chunkSamples);
     const threadJob = pool?.open(jobAt, statesAt, plan.threads);
-    if (simdTesting.poison) new Float32Array(buffer, srcAt, (dstAt - srcAt + chunkSamples * dstSampleBytes) / 4).fill(NaN);
+    if (simdTesting.poison) new Float32Array(buffer, srcAt, (endAt - srcAt) / 4).fill(NaN);
     let taskCount = 0;
     for (const step of stepsOf(layout, plan, batch, first, end)) {
       for (const {sample, src: srcLines, diffDst: dstLines} of step.packs) {
@@ -649,11 +650,12 @@ function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, e
     const lastSample = first + Math.floor((stepEnd - 1) / rowsPerSample);
     const packs: PackedLines[] = [];
     for (; sample <= lastSample; [sample, srcPacked, dstPacked] = [sample + 1, 0, 0]) {
-      const [srcLines, dstLines] = sample < lastSample ? [srcLinesPerSample, dstLinesPerSample] :
-                                                         layout.linesThrough((stepEnd - 1) % rowsPerSample);
-      if (srcLines > srcPacked || dstLines > dstPacked) {
-        packs.push({sample, src: [srcPacked, Math.max(srcPacked, srcLines)], diffDst: [dstPacked, Math.max(dstPacked, dstLines)]});
-        [srcPacked, dstPacked] = [Math.max(srcPacked, srcLines), Math.max(dstPacked, dstLines)];
+      // Lines grow with the row, so what the step needs of this sample ends at or after what is packed.
+      const [srcEnd, dstEnd] = sample < lastSample ? [srcLinesPerSample, dstLinesPerSample] :
+                                                     layout.linesThrough((stepEnd - 1) % rowsPerSample);
+      if (srcEnd > srcPacked || dstEnd > dstPacked) {
+        packs.push({sample, src: [srcPacked, srcEnd], diffDst: [dstPacked, dstEnd]});
+        [srcPacked, dstPacked] = [srcEnd, dstEnd];
       }
       if (sample === lastSample && (srcPacked < srcLinesPerSample || dstPacked < dstLinesPerSample)) break;
     }

@@ -1,5 +1,5 @@
 import {THREAD_WORKER_SOURCE} from './thread_worker.generated';
-import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, SEQUENCE, TASK_COUNT, TASK_STATES, TaskWaiter, WAKE, WORKERS_WANTED} from './thread_protocol';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, TASK_COUNT, TASK_STATES, TaskWaiter, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 /**
  * Worker threads for the micro-kernels: one compiled module, one shared WebAssembly.Memory,
@@ -213,7 +213,6 @@ export class ThreadPool {
     Atomics.store(control, WORKERS_WANTED, threads - 1);
     this.sequence++;
     Atomics.store(control, CLAIM, openClaim(this.sequence));
-    Atomics.store(control, SEQUENCE, this.sequence);
     return {
       publish: taskCount => this.publish(taskCount, threads),
       finish: (jobFlops, runTask) => this.finish(jobFlops, runTask),

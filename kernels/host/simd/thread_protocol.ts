@@ -6,7 +6,7 @@
  *
  * A job is a table of tasks (see runTask in assembly/micro_kernels.ts). The caller opens a job by
  * storing CLAIM = (tag << 12) | 0 with TASK_COUNT 0, then publishes its tasks in steps: it packs
- * some samples, writes their tasks, raises TASK_COUNT and wakes the workers it wants, each parked
+ * the lines a step reads, writes its tasks, raises TASK_COUNT and wakes the workers it wants, each parked
  * on its own word (WAKE + index), so workers beyond the thread count stay asleep. Every thread
  * claims the next published task by compare-and-exchange on CLAIM, runs it and counts it in
  * DONE; a worker that finds no published task parks again until the next step wakes it. The
@@ -23,19 +23,18 @@
  */
 
 /** Word indices. */
-export const SEQUENCE = 0;
-export const CLAIM = 1;
-export const DONE = 2;
+export const CLAIM = 0;
+export const DONE = 1;
 /** One bit per worker that has instantiated the module and parked. */
-export const READY = 3;
-export const JOB = 4;
-export const TASK_COUNT = 5;
+export const READY = 2;
+export const JOB = 3;
+export const TASK_COUNT = 4;
 /** Workers with an index below this take part in the job (the thread count minus the caller). */
-export const WORKERS_WANTED = 6;
+export const WORKERS_WANTED = 5;
 /** Byte offset of the task states: two words per task (the task it follows or −1, and done 0/1). */
-export const TASK_STATES = 7;
-/** Worker i parks on word WAKE + i, which the caller sets to the job's SEQUENCE to wake it. */
-export const WAKE = 8;
+export const TASK_STATES = 6;
+/** Worker i parks on word WAKE + i, which the caller sets to a new value at each publish to wake it. */
+export const WAKE = 7;
 /** Words for at most this many workers. */
 export const MAX_WORKERS = 15;
 export const CONTROL_WORDS = WAKE + MAX_WORKERS + 1;
@@ -48,7 +47,7 @@ export const MAX_TASKS = (1 << TASK_BITS) - 2;
 const TASK_MASK = (1 << TASK_BITS) - 1;
 const TAG_LIMIT = 0xFFFFF;
 
-/** The CLAIM word publishing job number `sequence`, its first task unclaimed. */
+/** The CLAIM word opening job number `sequence` (its tag), its first task unclaimed. */
 export function openClaim(sequence: number): number {
   return ((sequence % TAG_LIMIT) << TASK_BITS) | 0;
 }
