@@ -160,7 +160,7 @@ for (const backend of ['cpu', 'wasm']) {
       }
     });
 
-    it('reads only what its steps packed: the same values, no NaN, with 16 steps on one thread and the staging memory poisoned', async () => {
+    it('reads only what its steps packed, zeroes every sum and stores every filter element: the same values, no NaN, with 16 steps on one thread and the sums, staging and filter memory poisoned', async () => {
       const whole = await runAll(1);
       simdTesting.poison = true;
       simdTesting.oneThreadSteps = 16;
@@ -258,6 +258,21 @@ describe('the thread plan', () => {
         expect(task.follows).toBe(before.length === 0 ? -1 : before[before.length - 1][1]);
         if (before.length > 0) expect(before[before.length - 1][0].rowEnd).toBe(task.rowFirst);
       });
+      // Whether the call runs in one chunk or a chunk per sample, the first task on each slice's
+      // sums of a unit part zeroes them and the last one stores them into the filter (one slice;
+      // with several the calling thread adds them first), and no other task does either.
+      const rowsPerSample = plan.reductionRows / geometry.batch;
+      for (const chunks of [[[0, geometry.batch]], Array.from({length: geometry.batch}, (_, n) => [n, n + 1])]) {
+        const all = chunks.flatMap(([first, end]) => chunkSteps(geometry, plan, first, end).flatMap(step => step.tasks)
+            .map(t => ({...t, rowFirst: t.rowFirst + first * rowsPerSample, rowEnd: t.rowEnd + first * rowsPerSample})));
+        for (let slice = 0; slice < plan.slices; slice++) {
+          for (const unitFirst of new Set(all.map(t => t.unitFirst))) {
+            const chain = all.filter(t => t.slice === slice && t.unitFirst === unitFirst);
+            expect(chain.map(t => t.zeroes)).toEqual(chain.map((_, i) => i === 0));
+            expect(chain.map(t => t.stores)).toEqual(chain.map((_, i) => plan.slices === 1 && i === chain.length - 1));
+          }
+        }
+      }
     }
     // res2 (56 rows a sample, one reduction row each): step 0 (rows 0–6) packs src rows 0–8 and
     // diffDst rows 0–7 of sample 0 (a 3×3 window with pad 1 reaches one row further).

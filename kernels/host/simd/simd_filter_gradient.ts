@@ -70,6 +70,7 @@ function relaxedSimdChosen(): boolean {
 interface MicroKernels {
   heapBase(): number;
   runTask(job: number, task: number): void;
+  storeUnits(job: number, sums: number, unitFirst: number, unitEnd: number): void;
 }
 
 type Build = 'PLAIN'|'RELAXED'|'SHARED_PLAIN'|'SHARED_RELAXED';
@@ -118,7 +119,7 @@ const STEPS = 16;
  * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
  * fewer steps, to compare; the cores to plan for (undefined: the runtime's), to run in steps
  * with more threads than this machine has cores; steps on one thread and poisoned memory, to
- * catch a step that reads what no step packed.
+ * catch a step that reads what no step packed, a sum no task zeroes or a filter element no task stores.
  */
 export const simdTesting = {
   packBytes: PACK_BYTES,
@@ -126,7 +127,11 @@ export const simdTesting = {
   cores: undefined as number | undefined,
   /** Steps on one thread (1: the chunk packed whole, then its tasks). */
   oneThreadSteps: 1,
-  /** Fills the packed samples' memory with NaN before packing: a task that reads a line no step packed gives NaN. */
+  /**
+   * Fills the sums with NaN before a call and the packed samples' and the filter's memory before
+   * each chunk is packed: a task that reads a line no step packed gives NaN, and so does a sum
+   * no task zeroes or a filter element no task stores.
+   */
   poison: false,
 };
 /** The data one block of positions may span in both tensors: about L1. */
@@ -136,12 +141,13 @@ const MAX_BLOCK_POSITIONS = 1024;
 const PAGE_BYTES = 65536;
 /** A problem with fewer output units than this splits its reduction into slices (see planSplit). */
 const MIN_PARALLEL_UNITS = 16;
-/** The sums go to the filter in tiles of this many broadcast × vector channels. */
-const COPY_TILE = 16;
 /** Tasks per thread and slice: enough to even out threads that start late or run slower. */
 const TASKS_PER_THREAD = 3;
-const JOB_BYTES = 96;
-const TASK_BYTES = 20;
+const JOB_BYTES = 132;
+const TASK_BYTES = 24;
+/** A task's flags (micro_kernels.ts): it sets its units' sums to zero first; it stores them into the filter after. */
+const TASK_ZEROES = 1;
+const TASK_STORES = 2;
 
 interface Instance {
   readonly kernels: MicroKernels;
@@ -486,7 +492,7 @@ function run(
   const {batch, groups} = geometry;
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const {depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
-         kernelVolume, sumCount, srcSampleBytes, dstSampleBytes} = layout;
+         sumCount, srcSampleBytes, dstSampleBytes} = layout;
   const {slices, unitParts, chunkSamples} = plan;
   const rangeBytes = 12 * (depth.kernelSize + height.kernelSize + width.kernelSize);
   // A step's rows may cut a slice in two: one more task per step and unit part at most.
@@ -501,7 +507,8 @@ function run(
   const rangesAt = sumsAt + 8 * sumCount * slices;
   const srcAt = roundUp(rangesAt + rangeBytes, 64);
   const dstAt = srcAt + chunkSamples * srcSampleBytes;
-  const endAt = dstAt + chunkSamples * dstSampleBytes;
+  const filterAt = roundUp(dstAt + chunkSamples * dstSampleBytes, 64);
+  const endAt = filterAt + 4 * geometry.filterSize;
   if (endAt > MAX_MEMORY_BYTES) return null;
   const memory = instance.memory;
   if (endAt > memory.buffer.byteLength) {
@@ -513,17 +520,21 @@ function run(
   }
   const buffer = memory.buffer;
   const sums = new Float64Array(buffer, sumsAt, sumCount * slices);
-  sums.fill(0);
+  if (simdTesting.poison) sums.fill(NaN);
   const ranges = new Int32Array(buffer, rangesAt, rangeBytes / 4);
   ranges.set([depth, height, width].flatMap(axis => windowRanges(axis).flatMap(r => [r.first, r.end, r.shift])));
   const job = new Int32Array(buffer, jobAt, JOB_BYTES / 4);
+  const fs = geometry.filterStrides;
   job.set([
     srcAt, dstAt, srcSampleBytes, dstSampleBytes, rangesAt, depthwise ? 1 : 0, srcIsVector ? 1 : 0, laneGroups,
     vectorChannels, broadcastPerGroup, height.srcSize, width.srcSize, depth.diffDstSize, height.diffDstSize,
     width.diffDstSize, depth.kernelSize, height.kernelSize, width.kernelSize, depth.stride, height.stride,
     width.stride, plan.blockRows, plan.blockColumns, tasksAt,
+    // Where storeUnits writes the sums: the filter in its own layout.
+    filterAt, fs.group, srcIsVector ? fs.srcChannel : fs.diffDstChannel, srcIsVector ? fs.diffDstChannel : fs.srcChannel,
+    depth.filterStride, height.filterStride, width.filterStride, vectorPerGroup, groups,
   ]);
-  const tasks = new Int32Array(buffer, tasksAt, 5 * tasksPerChunk);
+  const tasks = new Int32Array(buffer, tasksAt, TASK_BYTES / 4 * tasksPerChunk);
   const states = new Int32Array(buffer, statesAt, 2 * tasksPerChunk);
 
   for (let first = 0; first < batch; first += chunkSamples) {
@@ -538,7 +549,10 @@ function run(
         pack(diffDst, sample, dstLayout, new Float32Array(buffer, dstAt + at * dstSampleBytes, dstSampleBytes / 4), dstLines);
       }
       for (const task of step.tasks) {
-        tasks.set([sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd], 5 * taskCount);
+        tasks.set([
+          sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd,
+          (task.zeroes ? TASK_ZEROES : 0) | (task.stores ? TASK_STORES : 0),
+        ], TASK_BYTES / 4 * taskCount);
         states.set([task.follows, 0], 2 * taskCount++);
       }
       if (threadJob !== undefined) {
@@ -551,44 +565,15 @@ function run(
     if (threadJob !== undefined && !threadJob.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
   }
 
-  // The slices' sums, added in slice order into the first.
-  for (let s = 1; s < slices; s++) {
-    for (let i = 0; i < sumCount; i++) sums[i] += sums[s * sumCount + i];
+  if (slices > 1) {
+    // The slices' sums, added in slice order into the first, then into the filter.
+    for (let s = 1; s < slices; s++) {
+      for (let i = 0; i < sumCount; i++) sums[i] += sums[s * sumCount + i];
+    }
+    kernels.storeUnits(jobAt, sumsAt, 0, plan.units);
   }
   const result = into ?? new Float32Array(geometry.filterSize);
-  const fs = geometry.filterStrides;
-  const kernelOffsets: number[] = [];
-  for (let kd = 0; kd < depth.kernelSize; kd++) {
-    for (let kh = 0; kh < height.kernelSize; kh++) {
-      for (let kw = 0; kw < width.kernelSize; kw++) {
-        kernelOffsets.push(kd * depth.filterStride + kh * height.filterStride + kw * width.filterStride);
-      }
-    }
-  }
-  // Each sum to its place in the filter: a broadcast channel's vector channels are consecutive sums.
-  const vectorStride = srcIsVector ? fs.srcChannel : fs.diffDstChannel;
-  const broadcastStride = srcIsVector ? fs.diffDstChannel : fs.srcChannel;
-  for (let k = 0; k < kernelVolume; k++) {
-    const kernelOffset = kernelOffsets[k];
-    for (let g = 0; g < groups; g++) {
-      if (depthwise) {
-        result[g * fs.group + kernelOffset] = sums[k * laneGroups + g];
-        continue;
-      }
-      const base = (g * kernelVolume + k) * broadcastPerGroup * vectorChannels;
-      const at = g * fs.group + kernelOffset;
-      // In tiles, so that both the sums read and the filter values written stay in a few cache lines.
-      for (let b0 = 0; b0 < broadcastPerGroup; b0 += COPY_TILE) {
-        for (let v0 = 0; v0 < vectorPerGroup; v0 += COPY_TILE) {
-          const bEnd = Math.min(broadcastPerGroup, b0 + COPY_TILE), vEnd = Math.min(vectorPerGroup, v0 + COPY_TILE);
-          for (let b = b0; b < bEnd; b++) {
-            const from = base + b * vectorChannels, to = at + b * broadcastStride;
-            for (let v = v0; v < vEnd; v++) result[to + v * vectorStride] = sums[from + v];
-          }
-        }
-      }
-    }
-  }
+  result.set(new Float32Array(buffer, filterAt, geometry.filterSize));
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
 }
@@ -603,6 +588,13 @@ export interface ChunkTask {
   readonly rowEnd: number;
   /** The chunk's earlier task on the same sums and units (it runs first), or −1. */
   readonly follows: number;
+  /** The task sets its units' sums to zero before it adds: the one with its slice's first rows. */
+  readonly zeroes: boolean;
+  /**
+   * The task then writes its units' sums into the filter: the one with the last rows, when the
+   * reduction is one slice (slices' sums are added first, on the calling thread).
+   */
+  readonly stores: boolean;
 }
 
 /** Lines [first, end) of one sample's packed src and diffDst (see Layout.linesThrough). */
@@ -666,7 +658,10 @@ function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, e
       if (rowFirst >= rowEnd) continue;
       for (let part = 0; part < unitParts; part++) {
         const sums = slice * unitParts + part;
-        tasks.push({slice, unitFirst: unitStart(part), unitEnd: unitStart(part + 1), rowFirst, rowEnd, follows: lastTask[sums]});
+        tasks.push({
+          slice, unitFirst: unitStart(part), unitEnd: unitStart(part + 1), rowFirst, rowEnd, follows: lastTask[sums],
+          zeroes: rowFirst === sliceStart(slice), stores: slices === 1 && rowEnd === sliceStart(slice + 1),
+        });
         lastTask[sums] = taskCount++;
       }
     }

@@ -4,7 +4,8 @@
 // JavaScript (../simd_filter_gradient.ts) copies samples of src and diffDst into this module's
 // memory channels-last, with each group's channels contiguous, writes a job (the problem and a
 // table of tasks) and calls runTask for each task, on the calling thread and on worker threads
-// sharing the memory (../thread_pool.ts). The filter gradient is, for each group g and kernel
+// sharing the memory (../thread_pool.ts); the last task on each set of sums writes them into
+// the filter in the filter's own layout (storeUnits). The filter gradient is, for each group g and kernel
 // offset k, a small matrix product over the positions p:
 //
 //   acc[g][k][b][v] += Σ_p  B[p][g][b] · V[window(p, k)][g][v]     (dense groups)
@@ -50,13 +51,28 @@ const JOB_STRIDE_WIDTH = 80;
 const JOB_BLOCK_ROWS = 84;
 const JOB_BLOCK_COLUMNS = 88;
 const JOB_TASKS = 92;             // the task table: TASK_BYTES per task
-// One task: its float64 sums, its output units [first, end) and its reduction rows [first, end).
-const TASK_BYTES = 20;
+// Where the units' sums go (storeUnits): the float32 filter and its element strides.
+const JOB_FILTER = 96;            // the filter, in the filter's own layout
+const JOB_FILTER_GROUP = 100;     // between groups
+const JOB_FILTER_VECTOR = 104;    // between vector channels
+const JOB_FILTER_BROADCAST = 108; // between broadcast channels
+const JOB_FILTER_DEPTH = 112;     // between kernel offsets along D, H, W
+const JOB_FILTER_HEIGHT = 116;
+const JOB_FILTER_WIDTH = 120;
+const JOB_VECTOR_PER_GROUP = 124; // the vector channels a group has (without the padding to 4)
+const JOB_FILTER_GROUPS = 128;    // the groups the filter has (depthwise: without the lanes' padding to 4)
+// One task: its float64 sums, its output units [first, end), its reduction rows [first, end) and
+// flags: TASK_ZEROES, the first task on its units' sums sets them to zero before it adds its
+// rows; TASK_STORES, the last one writes them into the filter after.
+const TASK_BYTES = 24;
 const TASK_SUMS = 0;
 const TASK_UNIT_FIRST = 4;
 const TASK_UNIT_END = 8;
 const TASK_ROW_FIRST = 12;
 const TASK_ROW_END = 16;
+const TASK_FLAGS = 20;
+const TASK_ZEROES = 1;
+const TASK_STORES = 2;
 
 /**
  * Runs task `task` of the job at `job`: adds into the task's sums the terms of its output units
@@ -83,6 +99,8 @@ export function runTask(job: usize, task: i32): void {
       ((load<i32>(job, JOB_DST_HEIGHT) + load<i32>(job, JOB_BLOCK_ROWS) - 1) / load<i32>(job, JOB_BLOCK_ROWS));
   const srcSampleBytes = <usize>load<i32>(job, JOB_SRC_SAMPLE_BYTES);
   const dstSampleBytes = <usize>load<i32>(job, JOB_DST_SAMPLE_BYTES);
+  const flags = load<i32>(at, TASK_FLAGS);
+  if (flags & TASK_ZEROES) eachUnit(job, sums, unitFirst, unitEnd, false);
   let row = rowFirst;
   while (row < rowEnd) {
     const n = row / rowsPerSample;
@@ -92,6 +110,91 @@ export function runTask(job: usize, task: i32): void {
         job, <usize>load<i32>(job, JOB_SRC) + <usize>n * srcSampleBytes,
         <usize>load<i32>(job, JOB_DIFF_DST) + <usize>n * dstSampleBytes, sums, first, end, unitFirst, unitEnd);
     row += end - first;
+  }
+  if (flags & TASK_STORES) eachUnit(job, sums, unitFirst, unitEnd, true);
+}
+
+/** Writes the sums of output units [unitFirst, unitEnd) into the job's filter (see eachUnit). */
+export function storeUnits(job: usize, acc: usize, unitFirst: i32, unitEnd: i32): void {
+  eachUnit(job, acc, unitFirst, unitEnd, true);
+}
+
+/**
+ * `toFilter`: writes the float64 sums `acc` of output units [unitFirst, unitEnd) (numbered as in
+ * runTask) into the job's float32 filter, each rounded to the nearest float32, at the filter's
+ * own strides; the padding channels and lanes of the packed layout are not written. Every filter
+ * element belongs to exactly one unit, so tasks storing disjoint units write disjoint elements.
+ * Otherwise: sets those units' sums to zero, padding included.
+ */
+// @ts-ignore: decorator
+@inline function eachUnit(job: usize, acc: usize, unitFirst: i32, unitEnd: i32, toFilter: bool): void {
+  const depthwise = load<i32>(job, JOB_DEPTHWISE) != 0;
+  const groups = load<i32>(job, JOB_GROUPS);
+  const vectorChannels = load<i32>(job, JOB_VECTOR_CHANNELS);
+  const broadcastChannels = load<i32>(job, JOB_BROADCAST_CHANNELS);
+  const kernelHeight = load<i32>(job, JOB_KERNEL_HEIGHT);
+  const kernelWidth = load<i32>(job, JOB_KERNEL_WIDTH);
+  const kernelVolume = load<i32>(job, JOB_KERNEL_DEPTH) * kernelHeight * kernelWidth;
+  const filter = <usize>load<i32>(job, JOB_FILTER);
+  const groupStride = load<i32>(job, JOB_FILTER_GROUP);
+  const vectorStride = <usize>load<i32>(job, JOB_FILTER_VECTOR) * F32;
+  const broadcastStride = <usize>load<i32>(job, JOB_FILTER_BROADCAST) * F32;
+  const depthStride = load<i32>(job, JOB_FILTER_DEPTH);
+  const heightStride = load<i32>(job, JOB_FILTER_HEIGHT);
+  const widthStride = load<i32>(job, JOB_FILTER_WIDTH);
+  const vectorPerGroup = load<i32>(job, JOB_VECTOR_PER_GROUP);
+  const filterGroups = load<i32>(job, JOB_FILTER_GROUPS);
+  const vectorTiles = (vectorChannels + 7) / 8;
+  const broadcastChunks = max(1, broadcastChannels / 4);
+  const unitsPerOffset = depthwise ? groups / 4 : groups * vectorTiles * broadcastChunks;
+  for (let unit = unitFirst; unit < unitEnd; unit++) {
+    const k = unit / unitsPerOffset;
+    const kw = k % kernelWidth;
+    const kh = (k / kernelWidth) % kernelHeight;
+    const kd = k / (kernelWidth * kernelHeight);
+    const offset = kd * depthStride + kh * heightStride + kw * widthStride;
+    let rest = unit - k * unitsPerOffset;
+    if (depthwise) {
+      if (!toFilter) {
+        v128.store(acc + <usize>((k * groups + rest * 4) * F64), f64x2.splat(0));
+        v128.store(acc + <usize>((k * groups + rest * 4) * F64), f64x2.splat(0), 16);
+        continue;
+      }
+      const laneEnd = min(filterGroups, rest * 4 + 4);
+      for (let g = rest * 4; g < laneEnd; g++) {
+        store<f32>(filter + <usize>((g * groupStride + offset) * F32), <f32>load<f64>(acc + <usize>((k * groups + g) * F64)));
+      }
+      continue;
+    }
+    const unitsPerGroup = vectorTiles * broadcastChunks;
+    const g = rest / unitsPerGroup;
+    rest -= g * unitsPerGroup;
+    const vectorTile = rest / broadcastChunks;
+    const chunk = rest - vectorTile * broadcastChunks;
+    const vFirst = vectorTile * 8;
+    const bFirst = chunk * 4;
+    const bEnd = chunk == broadcastChunks - 1 ? broadcastChannels : bFirst + 4;
+    const sums = acc + <usize>((g * kernelVolume + k) * broadcastChannels * vectorChannels) * F64;
+    if (!toFilter) {
+      // 8 or, in the last tile, 4 vector channels: 2 or 4 pairs of float64.
+      const pairs = min(vectorChannels - vFirst, 8) / 2;
+      for (let b = bFirst; b < bEnd; b++) {
+        const from = sums + <usize>(b * vectorChannels + vFirst) * F64;
+        for (let pair = 0; pair < pairs; pair++) v128.store(from + <usize>(pair * 16), f64x2.splat(0));
+      }
+      continue;
+    }
+    const vEnd = min(vectorPerGroup, vFirst + 8);
+    const values = filter + <usize>(g * groupStride + offset) * F32;
+    for (let b = bFirst; b < bEnd; b++) {
+      let from = sums + <usize>(b * vectorChannels + vFirst) * F64;
+      let to = values + <usize>b * broadcastStride + <usize>vFirst * vectorStride;
+      for (let v = vFirst; v < vEnd; v++) {
+        store<f32>(to, <f32>load<f64>(from));
+        from += F64;
+        to += vectorStride;
+      }
+    }
   }
 }
 
