@@ -4,9 +4,9 @@
 // JavaScript (../simd_filter_gradient.ts) copies samples of src and diffDst into this module's
 // memory channels-last, with each group's channels contiguous, writes a job (the problem and a
 // table of tasks) and calls runTask for each task, on the calling thread and on worker threads
-// sharing the memory (../thread_pool.ts); the last task on each set of sums writes them into
-// the filter in the filter's own layout (storeUnits). The filter gradient is, for each group g and kernel
-// offset k, a small matrix product over the positions p:
+// sharing the memory (../thread_pool.ts); the first task on each set of sums zeroes them, the
+// last writes them into the filter in the filter's own layout. The filter gradient is, for each
+// group g and kernel offset k, a small matrix product over the positions p:
 //
 //   acc[g][k][b][v] += Σ_p  B[p][g][b] · V[window(p, k)][g][v]     (dense groups)
 //   acc[k][g]       += Σ_p  diffDst[p][g] · src[window(p, k)][g]   (depthwise: one channel each)
