@@ -1,7 +1,13 @@
 import {execFileSync, spawnSync} from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type {AddressInfo} from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import puppeteer, {Browser} from 'puppeteer-core';
+
+import {expectClose, seededValues} from './helpers/util';
+import {referenceFilterGradient} from './reference';
 
 /**
  * The package as a user gets it: `npm pack` (of the dist/ that `npm run test:node` has just
@@ -16,6 +22,140 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
 
 function run(command: string, args: string[], cwd: string): string {
   return execFileSync(command, args, {cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, npm_config_update_notifier: 'false'}});
+}
+
+/**
+ * The command that runs `runtime` (bun, deno): the one on the PATH, else the one the npm package
+ * of that name put in this project's node_modules/.bin; or why neither answers `--version`.
+ */
+function findRuntime(runtime: string): {command: string} | {missing: string} {
+  const reasons: string[] = [];
+  for (const command of [runtime, path.join(root, 'node_modules', '.bin', runtime)]) {
+    const found = spawnSync(command, ['--version'], {encoding: 'utf8', timeout: 30000});
+    if (found.error === undefined && found.status === 0) return {command};
+    reasons.push(`${command}: ${found.error?.message ?? (found.stderr.trim().split('\n')[0] || `exit status ${found.status}`)}`);
+  }
+  return {missing: reasons.join('; ')};
+}
+
+const CHROMIUM = process.env.CHROME_BIN || '/usr/bin/chromium';
+
+/**
+ * The app a Vite or webpack user writes: tfjs-core, its cpu backend and this package, imported by
+ * name. `globalThis.__app.run` computes one filter gradient on cpu with 1 and then 2 threads
+ * asked for (no threshold), the verbose flag on, and returns per run the threads that
+ * simdThreadsReady() reported, the path the verbose line printed (its 5th field) and the values.
+ */
+const BUNDLER_ENTRY = `
+  import * as tf from '@tensorflow/tfjs-core';
+  import '@tensorflow/tfjs-backend-cpu';
+  import {convolutionBackpropFilters, simdThreadsReady, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP,
+          CONV_BACKPROP_FILTERS_VERBOSE} from '${packageJson.name}';
+
+  globalThis.__app = {
+    async run(x, dy, attrs) {
+      if (!await tf.setBackend('cpu')) throw new Error('the cpu backend did not start');
+      const tensorsBefore = tf.memory().numTensors;
+      const xt = tf.tensor(x.values, x.shape, 'float32');
+      const dyt = tf.tensor(dy.values, dy.shape, 'float32');
+      const runs = [];
+      const log = console.log;
+      for (const threads of [1, 2]) {
+        tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
+        tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+        const ready = await simdThreadsReady();
+        const lines = [];
+        console.log = (...args) => lines.push(args.join(' '));
+        tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+        let dW;
+        try {
+          dW = convolutionBackpropFilters(xt, dyt, attrs);
+        } finally {
+          tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+          console.log = log;
+        }
+        const values = dW.dataSync();
+        const verbose = lines.filter(line => line.startsWith('conv_backprop_filters_verbose'));
+        runs.push({threads, ready, paths: verbose.map(line => line.split(',')[4]), shape: dW.shape, values: Array.from(values),
+                   bits: Array.from(new Uint32Array(values.buffer, values.byteOffset, values.length))});
+        dW.dispose();
+      }
+      tf.dispose([xt, dyt]);
+      return {isolated: globalThis.crossOriginIsolated, sharedArrayBuffer: typeof SharedArrayBuffer, backend: tf.getBackend(),
+              runs, tensorsLeft: tf.memory().numTensors - tensorsBefore};
+    },
+  };
+`;
+
+/** A page loading `script` (the data: icon keeps Chromium from asking for /favicon.ico). */
+function htmlPage(script: string, type: 'module' | 'classic'): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>app</title></head>
+    <body><script ${type === 'module' ? 'type="module" ' : ''}src="${script}"></script></body></html>`;
+}
+
+interface StaticServer {
+  url: string;
+  /** Paths asked for that were not there. */
+  missing: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the files under `dir` on 127.0.0.1 (a secure context, like localhost), with the headers
+ * that make a page cross-origin isolated when `isolated`, and none otherwise.
+ */
+async function serveStatic(dir: string, isolated: boolean): Promise<StaticServer> {
+  const types: Record<string, string> = {'.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
+                                         '.wasm': 'application/wasm', '.json': 'application/json', '.map': 'application/json'};
+  const missing: string[] = [];
+  const server = http.createServer((request, response) => {
+    const pathname = decodeURIComponent(new URL(request.url ?? '/', 'http://127.0.0.1').pathname);
+    const file = path.join(dir, path.normalize(pathname));
+    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      missing.push(pathname);
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, {
+      'Content-Type': types[path.extname(file)] ?? 'application/octet-stream',
+      'Cache-Control': 'no-store',
+      ...(isolated ? {'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp'} : {}),
+    });
+    fs.createReadStream(file).pipe(response);
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    missing,
+    close: () => new Promise<void>(resolve => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+type Bundler = 'Vite' | 'webpack';
+
+/**
+ * Bundles `app`'s index.html (Vite) or bundler-entry.js (webpack, with a page of its own) into
+ * `outDir` as a production build, run from the app's folder like a user's project; returns the
+ * absolute paths of the modules it took in.
+ */
+async function bundleApp(bundler: Bundler, app: string, outDir: string): Promise<string[]> {
+  if (bundler === 'Vite') {
+    const vite = await import('vite');
+    const result = await vite.build({configFile: false, root: app, base: './', logLevel: 'silent', build: {outDir, emptyOutDir: true}});
+    const outputs = (Array.isArray(result) ? result : [result]) as unknown as {output: {type: string; moduleIds?: string[]}[]}[];
+    return outputs.flatMap(o => o.output.flatMap(chunk => chunk.moduleIds ?? []));
+  }
+  const webpack = (await import('webpack')).default;
+  const stats = await new Promise<import('webpack').Stats>((resolve, reject) => webpack({
+    mode: 'production', context: app, entry: './bundler-entry.js', target: 'web', devtool: false,
+    output: {path: outDir, filename: 'bundle.js', clean: true}, performance: {hints: false}, infrastructureLogging: {level: 'none'},
+  }, (error, result) => error || result === undefined ? reject(error ?? new Error('webpack returned no stats')) : resolve(result)));
+  if (stats.hasErrors()) throw new Error(`webpack: ${stats.toString({all: false, errors: true})}`);
+  fs.writeFileSync(path.join(outDir, 'index.html'), htmlPage('./bundle.js', 'classic'));
+  return [...stats.compilation.fileDependencies];
 }
 
 /** What the app scripts print: where the package was loaded from and what it computed. */
@@ -115,13 +255,14 @@ describe('the packed package', () => {
     });
   }
 
-  // Bun and Deno (their npm packages `bun` and `deno` ship the runtimes) run the threaded path too,
-  // on cpu and wasm, with the values of one thread. Run where the runtime is on the PATH.
+  // Bun and Deno (their npm packages `bun` and `deno`, devDependencies here, ship the runtimes) run
+  // the threaded path too, on cpu and wasm, with the values of one thread. Run with the runtime on
+  // the PATH, else the one in this project's node_modules/.bin.
   for (const [runtime, args] of [['bun', ['runtimes.mjs']], ['deno', ['run', '-A', 'runtimes.mjs']]] as const) {
     it(`runs the SIMD kernel on worker threads in ${runtime}, on cpu and wasm, with the values of one thread`, () => {
-      const found = spawnSync(runtime, ['--version'], {encoding: 'utf8'});
-      if (found.error !== undefined || found.status !== 0) {
-        pending(`${runtime} is not on the PATH (npm i bun deno, then put node_modules/.bin on the PATH)`);
+      const found = findRuntime(runtime);
+      if ('missing' in found) {
+        pending(`${runtime} runs neither from the PATH nor from node_modules/.bin (the devDependency ${runtime} installs it): ${found.missing}`);
         return;
       }
       fs.writeFileSync(path.join(app, 'runtimes.mjs'), `
@@ -145,7 +286,7 @@ describe('the packed package', () => {
           out[backend] = {ready: runs.map(r => r.ready), same: runs[0].bits === runs[1].bits};
         }
         console.log(JSON.stringify(out));`);
-      const result = spawnSync(runtime, args, {cwd: app, encoding: 'utf8', timeout: 120000});
+      const result = spawnSync(found.command, args, {cwd: app, encoding: 'utf8', timeout: 120000});
       expect(result.signal).withContext(`${runtime} did not exit: ${result.stderr}`).toBeNull();
       expect(result.status).withContext(result.stderr).toBe(0);
       expect(JSON.parse(result.stdout.trim().split('\n').pop()!)).toEqual({cpu: {ready: [1, 2], same: true}, wasm: {ready: [1, 2], same: true}});
@@ -202,4 +343,103 @@ describe('the packed package', () => {
     expect(ran.sum).toBe(2 * (28 * 28 + 4 * 27 * 28 + 4 * 27 * 27) * 32 * 32);
     expect(ran.paths.filter(p => p !== undefined)).toEqual(['simd threads=1 (no workers)']);
   }, 60000);
+
+  // Vite and webpack bundles of the installed package, each served from a local server on a plain
+  // page and on a cross-origin-isolated one (COOP/COEP headers), in headless Chromium: threads
+  // where the page allows them (2 Web Workers), one thread with its reason where it does not, and
+  // in both the values of one thread, bitwise, close to the float64 reference.
+  describe('bundled by Vite and webpack, in headless Chromium', () => {
+    const attrs = {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]};
+    // 9 kernel offsets × 2 vector tiles × 4 broadcast chunks = 72 output units: tasks for both threads.
+    const x = {shape: [2, 12, 12, 16], values: Array.from(seededValues(2 * 12 * 12 * 16, 31))};
+    const dy = {shape: [2, 12, 12, 16], values: Array.from(seededValues(2 * 12 * 12 * 16, 32))};
+    let reference: {shape: number[]; values: Float64Array};
+    let browser: Browser | undefined;
+    const servers: {plain?: StaticServer; isolated?: StaticServer} = {};
+    const bundles = new Map<Bundler, Promise<string[]>>();
+    const bundlesDir = () => path.join(app, 'bundles');
+    /** Each bundler runs once, for the first spec that needs its bundle. */
+    const bundled = (bundler: Bundler) => {
+      if (!bundles.has(bundler)) bundles.set(bundler, bundleApp(bundler, app, path.join(bundlesDir(), bundler.toLowerCase())));
+      return bundles.get(bundler)!;
+    };
+
+    beforeAll(async () => {
+      reference = referenceFilterGradient(false, x, dy, {...attrs, kernel: [3, 3]});
+      fs.writeFileSync(path.join(app, 'bundler-entry.js'), BUNDLER_ENTRY);
+      fs.writeFileSync(path.join(app, 'index.html'), htmlPage('./bundler-entry.js', 'module'));
+      fs.mkdirSync(bundlesDir(), {recursive: true});
+      if (!fs.existsSync(CHROMIUM)) return;
+      servers.plain = await serveStatic(bundlesDir(), false);
+      servers.isolated = await serveStatic(bundlesDir(), true);
+      browser = await puppeteer.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        // As karma.conf.js (DESIGN.md §6): root needs --no-sandbox; SwiftShader for WebGL (unused
+        // here: the app runs on cpu); no network calls.
+        args: [
+          '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
+          '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+        ],
+      });
+    }, 60000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await servers.plain?.close();
+      await servers.isolated?.close();
+    });
+
+    for (const bundler of ['Vite', 'webpack'] as const) {
+      for (const isolated of [true, false]) {
+        const where = isolated ? 'a cross-origin-isolated page: 2 threads' : 'a plain page: 1 thread (not cross-origin isolated)';
+        it(`bundled by ${bundler}, runs on ${where}, with the values of 1 thread and the reference`, async () => {
+          if (browser === undefined) {
+            pending(`no Chromium at ${CHROMIUM}: install Debian's chromium or set CHROME_BIN`);
+            return;
+          }
+          const modules = await bundled(bundler);
+          // The package came from the installed tarball, through its ESM entry ('import' condition).
+          expect(modules.filter(m => m.includes(`/node_modules/${packageJson.name}/dist/`)))
+              .toEqual([path.join(app, 'node_modules', packageJson.name, 'dist', 'index.mjs')]);
+
+          const server = isolated ? servers.isolated! : servers.plain!;
+          const page = await browser.newPage();
+          const pageErrors: string[] = [];
+          page.on('pageerror', error => pageErrors.push(String(error)));
+          page.on('console', message => {
+            if (message.type() === 'error' || message.type() === 'warn') pageErrors.push(`console.${message.type()}: ${message.text()}`);
+          });
+          try {
+            await page.goto(`${server.url}/${bundler.toLowerCase()}/index.html`, {waitUntil: 'load', timeout: 30000});
+            await page.waitForFunction('globalThis.__app !== undefined', {timeout: 30000});
+            const result = await page.evaluate(`globalThis.__app.run(${JSON.stringify(x)}, ${JSON.stringify(dy)}, ${JSON.stringify(attrs)})`) as {
+              isolated: boolean; sharedArrayBuffer: string; backend: string; tensorsLeft: number;
+              runs: {threads: number; ready: number; paths: string[]; shape: number[]; values: number[]; bits: number[]}[];
+            };
+            expect(pageErrors).toEqual([]);
+            expect(server.missing).toEqual([]);
+            expect(result.isolated).withContext('crossOriginIsolated').toBe(isolated);
+            expect(result.sharedArrayBuffer).toBe(isolated ? 'function' : 'undefined');
+            expect(result.backend).toBe('cpu');
+            expect(result.tensorsLeft).withContext('tensors left behind').toBe(0);
+            const [one, two] = result.runs;
+            // The relaxed-SIMD build where Chromium validates it, in both runs alike.
+            expect(one.ready).toBe(1);
+            expect(one.paths).toEqual([jasmine.stringMatching(/^simd( relaxed)? threads=1$/)]);
+            expect(two.ready).toBe(isolated ? 2 : 1);
+            expect(two.paths).toEqual([jasmine.stringMatching(
+                isolated ? /^simd( relaxed)? threads=2$/ : /^simd( relaxed)? threads=1 \(not cross-origin isolated\)$/)]);
+            expect(String(two.paths[0]).includes('relaxed')).withContext('the same build in both runs').toBe(String(one.paths[0]).includes('relaxed'));
+            expect(one.shape).toEqual(reference.shape);
+            expect(two.shape).toEqual(reference.shape);
+            expect(two.bits).withContext('2 threads asked for, bitwise against 1').toEqual(one.bits);
+            expectClose(one.values, reference.values, `${bundler}, 1 thread, against the float64 reference`, 1e-4, 1e-4);
+          } finally {
+            await page.close();
+          }
+        }, 60000);
+      }
+    }
+  });
 });
