@@ -117,14 +117,12 @@ const PACK_BYTES = 32 * 2 ** 20;
 const STEPS = 16;
 /**
  * Test and bench hooks: a smaller packing budget, to run problems in several chunks of samples;
- * fewer steps, to compare; the cores to plan for (undefined: the runtime's), to run in steps
- * with more threads than this machine has cores; steps on one thread and poisoned memory, to
- * catch a step that reads what no step packed, a sum no task zeroes or a filter element no task stores.
+ * fewer steps, to compare; steps on one thread and poisoned memory, to catch a step that reads
+ * what no step packed, a sum no task zeroes or a filter element no task stores.
  */
 export const simdTesting = {
   packBytes: PACK_BYTES,
   maxSteps: STEPS,
-  cores: undefined as number | undefined,
   /** Steps on one thread (1: the chunk packed whole, then its tasks). */
   oneThreadSteps: 1,
   /**
@@ -283,8 +281,8 @@ export interface SimdPlan {
   /** Samples packed at a time. */
   readonly chunkSamples: number;
   /**
-   * Each chunk's reduction rows are published in up to this many steps (1 on one thread, and
-   * with more threads than cores): the calling thread packs the lines a step reads just before
+   * Each chunk's reduction rows are published in up to this many steps (1 on one thread): the
+   * calling thread packs the lines a step reads just before
    * it publishes the step's tasks, so the workers compute while it packs the next lines, and
    * the last tasks are short, so threads finish together.
    */
@@ -420,10 +418,7 @@ function planOf(
     }
   }
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
-  // More threads than cores: a thread that waits for the task it follows may wait for one the OS
-  // has preempted, for a whole time slice; one step keeps every task independent.
-  const steps = threads === 1 ? simdTesting.oneThreadSteps :
-      threads > (simdTesting.cores ?? reportedCores()) ? 1 : simdTesting.maxSteps;
+  const steps = threads === 1 ? simdTesting.oneThreadSteps : simdTesting.maxSteps;
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
     chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
@@ -553,7 +548,7 @@ function run(
           sumsAt + 8 * sumCount * task.slice, task.unitFirst, task.unitEnd, task.rowFirst, task.rowEnd,
           (task.zeroes ? TASK_ZEROES : 0) | (task.stores ? TASK_STORES : 0),
         ], TASK_BYTES / 4 * taskCount);
-        states.set([task.follows, 0], 2 * taskCount++);
+        states.set([task.follows, threadJob?.openState ?? 0], 2 * taskCount++);
       }
       if (threadJob !== undefined) {
         threadJob.publish(taskCount);

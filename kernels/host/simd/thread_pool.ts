@@ -1,5 +1,5 @@
 import {THREAD_WORKER_SOURCE} from './thread_worker.generated';
-import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, READY, TASK_COUNT, TASK_STATES, TaskWaiter, WAKE, WORKERS_WANTED} from './thread_protocol';
+import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openClaim, openTaskState, PROGRESS, ProgressWaiter, READY, TASK_COUNT, TASK_STATES, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 /**
  * Worker threads for the micro-kernels: one compiled module, one shared WebAssembly.Memory,
@@ -7,7 +7,7 @@ import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openC
  * browsers, started from the script embedded in the package (thread_worker.generated.ts).
  *
  * A kernel call stays synchronous: the calling thread opens a job, publishes its tasks in steps
- * (the workers start on the first while it packs the samples of the next), claims tasks like
+ * (the workers start on the first while it packs the samples of the next), claims ready tasks like
  * every worker (thread_protocol.ts) and then waits until all are done, in Atomics.wait where
  * the thread may block and spinning where it may not (a browser's main thread). Workers start on
  * first need and report ready through the shared memory; a call before then runs on the calling
@@ -214,6 +214,7 @@ export class ThreadPool {
     this.sequence++;
     Atomics.store(control, CLAIM, openClaim(this.sequence));
     return {
+      openState: openTaskState(this.sequence),
       publish: taskCount => this.publish(taskCount, threads),
       finish: (jobFlops, runTask) => this.finish(jobFlops, runTask),
     };
@@ -223,6 +224,9 @@ export class ThreadPool {
   private publish(taskCount: number, threads: number) {
     const control = this.control;
     Atomics.store(control, TASK_COUNT, taskCount);
+    // Threads in the job that found no ready task wait on PROGRESS; parked workers on their WAKE word.
+    Atomics.add(control, PROGRESS, 1);
+    Atomics.notify(control, PROGRESS);
     this.wakes++;
     for (let worker = 0; worker < threads - 1; worker++) {
       Atomics.store(control, WAKE + worker, this.wakes);
@@ -250,21 +254,22 @@ export class ThreadPool {
       [done, progressAt] = [now, Date.now()];
       return false;
     };
-    // A task of a later step waits for the one before it on the same sums, run by another thread.
-    const waitUntilDone: TaskWaiter = (states, doneAt) => {
-      while (Atomics.load(states, doneAt) === 0) {
-        if (block) Atomics.wait(states, doneAt, 0, 50);
-        if (stalled()) return false;
-      }
-      return true;
+    // No ready task: the ones left follow tasks other threads run. Blocks, or spins, in slices of
+    // 50 ms, until one finishes or the job has stalled.
+    const waitForProgress: ProgressWaiter = (words, seen) => {
+      if (block) Atomics.wait(words, PROGRESS, seen, 50);
+      return !stalled();
     };
-    if (claimAndRun(this.memory, control, runTask, waitUntilDone) >= 0) {
+    if (claimAndRun(this.memory, control, runTask, waitForProgress) >= 0) {
       done = Atomics.load(control, DONE);
       progressAt = Date.now();
       while (done < taskCount) {
-        if (block) Atomics.wait(control, DONE, done, 50);
+        const seen = Atomics.load(control, PROGRESS);
+        if (Atomics.load(control, DONE) >= taskCount) break;
+        if (block) Atomics.wait(control, PROGRESS, seen, 50);
         if (stalled()) break;
       }
+      done = Atomics.load(control, DONE);
     }
     Atomics.store(control, CLAIM, CLOSED);
     if (done < taskCount) {
@@ -301,6 +306,8 @@ export class ThreadPool {
 
 /** A job open on the pool: its tasks are published in steps, then run to the end. */
 export interface ThreadJob {
+  /** The state word of each task of this job before it is claimed (thread_protocol.ts). */
+  readonly openState: number;
   /** Makes tasks [0, taskCount) claimable (their task records and states written) and wakes the workers. */
   publish(taskCount: number): void;
   /**

@@ -4,10 +4,10 @@
  * `eval: true` in Node, from a Blob URL in browsers. It receives the compiled module, the shared
  * memory, where the control words are and its own index; instantiates the module on that
  * memory; sets its READY bit; then parks in Atomics.wait on its own wake word, and each time it
- * is woken (a step of a job published) claims and runs tasks like the calling thread
+ * is woken (a step of a job published) claims and runs ready tasks like the calling thread
  * (thread_protocol.ts). It never spins.
  */
-import {blockUntilDone, claimAndRun, CONTROL_WORDS, READY, WAKE, WORKERS_WANTED} from './thread_protocol';
+import {blockForProgress, claimAndRun, CONTROL_WORDS, READY, WAKE, WORKERS_WANTED} from './thread_protocol';
 
 interface Start {
   module: WebAssembly.Module;
@@ -29,7 +29,7 @@ function serve({module, memory, controlAt, index}: Start, report: (message: unkn
   report({ready: index});
   for (;;) {
     const wake = Atomics.load(control, WAKE + index);
-    if (index < Atomics.load(control, WORKERS_WANTED)) claimAndRun(memory, control, runTask, blockUntilDone);
+    if (index < Atomics.load(control, WORKERS_WANTED)) claimAndRun(memory, control, runTask, blockForProgress);
     Atomics.wait(control, WAKE + index, wake);
   }
 }
