@@ -139,8 +139,11 @@ const MAX_BLOCK_POSITIONS = 1024;
 const PAGE_BYTES = 65536;
 /** A problem with fewer output units than this splits its reduction into slices (see planSplit). */
 const MIN_PARALLEL_UNITS = 16;
-/** Tasks per thread and slice: enough to even out threads that start late or run slower. */
-const TASKS_PER_THREAD = 3;
+/**
+ * Unit parts per thread and slice, each a chain of tasks (one per step). Two let the threads even
+ * out when one starts late or runs slower; each part more reads the packed rows once more.
+ */
+const TASKS_PER_THREAD = 2;
 const JOB_BYTES = 132;
 const TASK_BYTES = 24;
 /** A task's flags (micro_kernels.ts): it sets its units' sums to zero first; it stores them into the filter after. */
