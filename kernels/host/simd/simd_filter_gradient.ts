@@ -40,13 +40,6 @@ export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_TH
 export const DEFAULT_MAX_THREADS = 8;
 /** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: the layers that chose it). */
 export const DEFAULT_THREADS_MIN_MFLOP = 10;
-/**
- * Depthwise problems (one channel per group) stay on the calling thread up to this multiple of
- * the threshold: a depthwise layer does only its kernel's taps per packed value (a dense one C/G
- * times more), so packing, which the calling thread does alone, is a large part of its time, and
- * the first packing step is not overlapped with the workers (docs/threads.md).
- */
-export const DEPTHWISE_THRESHOLD_FACTOR = 2;
 
 /** Registers the flags (idempotent; a value already set is kept). */
 export function registerWasmSimdFlag() {
@@ -408,8 +401,7 @@ function planOf(
   let reason: string|undefined;
   registerWasmSimdFlag();
   if (requested > 1) {
-    const threshold = env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP) * (layout.depthwise ? DEPTHWISE_THRESHOLD_FACTOR : 1);
-    if (flops < threshold * 1e6) {
+    if (flops < env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP) * 1e6) {
       [threads, reason] = [1, 'below threshold'];
     } else if (units * slices < 2) {
       [threads, reason] = [1, 'one task'];
