@@ -147,6 +147,12 @@ let poolFailure: string | undefined;
  * running 400× slower than the micro-kernels do on one thread), treats the pool as failed (see run).
  */
 const STALL_MS = 10000;
+/**
+ * The calling thread, once it has no task to run, spins this long for the workers' last tasks
+ * before it blocks: a thread blocked in Atomics.wait can take milliseconds to be woken on a VM
+ * whose idle core has halted, longer than the task it waits for.
+ */
+const CALLER_SPIN_MS = 1;
 /** Test hooks: a shorter stall limit. */
 export const threadPoolTesting = {stallMs: STALL_MS};
 
@@ -254,10 +260,18 @@ export class ThreadPool {
       [done, progressAt] = [now, Date.now()];
       return false;
     };
-    // No ready task: the ones left follow tasks other threads run. Blocks, or spins, in slices of
-    // 50 ms, until one finishes or the job has stalled.
-    const waitForProgress: ProgressWaiter = (words, seen) => {
-      if (block) Atomics.wait(words, PROGRESS, seen, 50);
+    // Until PROGRESS leaves `seen` (a task finished or more were published): spins for
+    // CALLER_SPIN_MS, then blocks (or spins, where the thread may not block) in slices of 50 ms.
+    const awaitProgress = (seen: number) => {
+      const spinUntil = performance.now() + CALLER_SPIN_MS;
+      while (Atomics.load(control, PROGRESS) === seen && performance.now() < spinUntil) {
+        // spinning: the workers' last tasks usually end within it
+      }
+      if (block) Atomics.wait(control, PROGRESS, seen, 50);
+    };
+    // No ready task: the ones left follow tasks other threads run.
+    const waitForProgress: ProgressWaiter = (_, seen) => {
+      awaitProgress(seen);
       return !stalled();
     };
     if (claimAndRun(this.memory, control, runTask, waitForProgress) >= 0) {
@@ -266,7 +280,7 @@ export class ThreadPool {
       while (done < taskCount) {
         const seen = Atomics.load(control, PROGRESS);
         if (Atomics.load(control, DONE) >= taskCount) break;
-        if (block) Atomics.wait(control, PROGRESS, seen, 50);
+        awaitProgress(seen);
         if (stalled()) break;
       }
       done = Atomics.load(control, DONE);
