@@ -8,8 +8,9 @@ import {claimAndRun, CLAIM, CLOSED, CONTROL_WORDS, DONE, JOB, MAX_WORKERS, openC
  *
  * A kernel call stays synchronous: the calling thread opens a job, publishes its tasks in steps
  * (the workers start on the first while it packs the samples of the next), claims ready tasks like
- * every worker (thread_protocol.ts) and then waits until all are done, in Atomics.wait where
- * the thread may block and spinning where it may not (a browser's main thread). Workers start on
+ * every worker (thread_protocol.ts) and then waits until all are done: it spins up to
+ * CALLER_SPIN_MS, then waits in Atomics.wait where the thread may block and spins on where it
+ * may not (a browser's main thread). Workers start on
  * first need and report ready through the shared memory; a call before then runs on the calling
  * thread alone, and so does every call once a worker has died, failed to start or stopped in
  * the middle of a task. Node workers are unref'd: they never keep a process alive.
