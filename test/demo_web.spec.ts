@@ -1,16 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import puppeteer, {Browser, Page} from 'puppeteer-core';
+import type {Browser, Page} from 'puppeteer-core';
 
 import {DemoServer, startDemoServer} from '../demo/web/serve';
 import type {DemoState} from '../demo/web/app';
+import {CHROMIUM, launchChromium, NO_CHROMIUM} from './helpers/chromium';
 
 /**
  * End to end: the browser demo (`npm run demo:web`) served locally and opened in headless
  * Chromium, training on webgl (SwiftShader here) for STEPS steps; the loss must fall, and a
  * screenshot of the page is kept in test-artifacts/ (not committed).
  */
-const CHROMIUM = process.env.CHROME_BIN || '/usr/bin/chromium';
 const STEPS = 40;
 /** Averages over this many steps at each end of the run: single batch losses are noisy. */
 const WINDOW = 5;
@@ -35,7 +35,7 @@ async function runDemo(browser: Browser, url: string, query: string): Promise<{p
 
 describe('the browser demo in headless Chromium (webgl)', () => {
   if (!fs.existsSync(CHROMIUM)) {
-    it('is skipped', () => pending(`no Chromium at ${CHROMIUM}: install Debian's chromium or set CHROME_BIN`));
+    it('is skipped', () => pending(NO_CHROMIUM));
     return;
   }
 
@@ -44,17 +44,8 @@ describe('the browser demo in headless Chromium (webgl)', () => {
   let browser: Browser;
   beforeAll(async () => {
     server = await startDemoServer(0);
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // As karma.conf.js: root needs --no-sandbox; WebGL through SwiftShader, WebGPU on its
-      // Vulkan; no network calls.
-      args: [
-        '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-        '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
-      ],
-    });
+    // WebGPU on SwiftShader's Vulkan, as karma.conf.js.
+    browser = await launchChromium(['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader']);
   }, 120000);
   afterAll(async () => {
     await browser?.close();

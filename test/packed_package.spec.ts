@@ -4,8 +4,9 @@ import * as http from 'node:http';
 import type {AddressInfo} from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import puppeteer, {Browser} from 'puppeteer-core';
+import type {Browser} from 'puppeteer-core';
 
+import {CHROMIUM, launchChromium, NO_CHROMIUM} from './helpers/chromium';
 import {expectClose, seededValues} from './helpers/util';
 import {referenceFilterGradient} from './reference';
 
@@ -38,7 +39,6 @@ function findRuntime(runtime: string): {command: string} | {missing: string} {
   return {missing: reasons.join('; ')};
 }
 
-const CHROMIUM = process.env.CHROME_BIN || '/usr/bin/chromium';
 
 /**
  * The app a Vite or webpack user writes: tfjs-core, its cpu backend and this package, imported by
@@ -372,16 +372,7 @@ describe('the packed package', () => {
       if (!fs.existsSync(CHROMIUM)) return;
       servers.plain = await serveStatic(bundlesDir(), false);
       servers.isolated = await serveStatic(bundlesDir(), true);
-      browser = await puppeteer.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        // As karma.conf.js (DESIGN.md §6): root needs --no-sandbox; SwiftShader for WebGL (unused
-        // here: the app runs on cpu); no network calls.
-        args: [
-          '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist',
-          '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-        ],
-      });
+      browser = await launchChromium();
     }, 60000);
 
     afterAll(async () => {
@@ -395,7 +386,7 @@ describe('the packed package', () => {
         const where = isolated ? 'a cross-origin-isolated page: 2 threads' : 'a plain page: 1 thread (not cross-origin isolated)';
         it(`bundled by ${bundler}, runs on ${where}, with the values of 1 thread and the reference`, async () => {
           if (browser === undefined) {
-            pending(`no Chromium at ${CHROMIUM}: install Debian's chromium or set CHROME_BIN`);
+            pending(NO_CHROMIUM);
             return;
           }
           const modules = await bundled(bundler);
