@@ -134,7 +134,7 @@ const PAGE_BYTES = 65536;
 const MIN_PARALLEL_UNITS = 16;
 /**
  * Unit parts per thread and slice, each a chain of tasks (one per step). Two let the threads even
- * out when one starts late or runs slower; each part more reads the packed rows once more.
+ * out when one starts late or runs slower; each further part reads the packed rows once more.
  */
 const TASKS_PER_THREAD = 2;
 const JOB_BYTES = 132;
