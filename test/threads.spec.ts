@@ -4,7 +4,7 @@ import * as path from 'path';
 
 import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
 import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
-import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, threadPoolTesting} from '../kernels/host/simd/thread_pool';
+import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, ThreadPool, threadPoolTesting} from '../kernels/host/simd/thread_pool';
 import {claimAndRun, CLAIM, CLAIMED, CLOSED, CONTROL_WORDS, DONE, FINISHED, JOB, OPEN, openClaim, PROGRESS, READY, TASK_BITS, TASK_COUNT, TASK_STATE_BITS, TASK_STATES, taskState, WAKE} from '../kernels/host/simd/thread_protocol';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
@@ -382,6 +382,30 @@ describe('the claim loop (thread_protocol.ts)', () => {
     expect(result).toBe(-1);
     expect(ran).toEqual([]);
     expect(Array.from(states)).toEqual([-1, claimed, 0, open, -1, finished]);
+  });
+});
+
+describe('the pool (thread_pool.ts)', () => {
+  it("wakes the job's workers when it opens a job, before any task is published, and each publish wakes them again", () => {
+    // No worker starts: the pool only writes the words each worker parks on.
+    const memory = new WebAssembly.Memory({initial: 1, maximum: 1, shared: true});
+    const emptyModule = new WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+    const pool = new ThreadPool(emptyModule, memory, 0);
+    const control = new Int32Array(memory.buffer, 0, CONTROL_WORDS);
+    const wakeWords = () => [0, 1, 2].map(worker => Atomics.load(control, WAKE + worker));
+    const before = wakeWords();
+    const job = pool.open(512, 1024, 3);
+    const opened = wakeWords();
+    expect(Atomics.load(control, TASK_COUNT)).toBe(0);
+    expect(opened[0]).not.toBe(before[0]);
+    expect(opened[1]).not.toBe(before[1]);
+    expect(opened[2]).toBe(before[2]);  // the third worker is not in a job of 3 threads
+    job.publish(0);
+    const published = wakeWords();
+    expect(published[0]).not.toBe(opened[0]);
+    expect(published[1]).not.toBe(opened[1]);
+    expect(published[2]).toBe(before[2]);
+    pool.dispose();
   });
 });
 
