@@ -326,24 +326,8 @@ export const convolution = tf.op({convolution_});
 
 function convolution_(
     input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvolutionAttrs): tf.Tensor {
-  const x = toFloatTensor(CONVOLUTION, 'input', input);
-  const w = toFloatTensor(CONVOLUTION, 'filter', filter);
-  const p = resolve(CONVOLUTION, false, x, w, attrs);
-  const gradientAttrs = filterGradientAttrs(p, attrs);
-  const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
-    // Saved, not closed over: under a nested tf.grad, x and w may be intermediates of an outer
-    // gradient that its tidy disposes before this gradient runs; saved tensors are kept.
-    const [xs, ws, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-    save([xs, ws]);
-    return {
-      value: forwardValue(p, xs, ws),
-      gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) => [
-        convolutionDataGradient(p, dy, wSaved),
-        convolutionBackpropFilters(xSaved, dy, gradientAttrs as ConvolutionBackpropFiltersAttrs),
-      ],
-    };
-  });
-  return f(x, w);
+  return differentiable(CONVOLUTION, false, input, filter, attrs, convolutionDataGradient, (x, dy, gradientAttrs) =>
+      convolutionBackpropFilters(x, dy, gradientAttrs as ConvolutionBackpropFiltersAttrs));
 }
 
 /**
@@ -365,9 +349,22 @@ export const convTranspose = tf.op({convTranspose_});
 
 function convTranspose_(
     input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike, attrs: ConvTransposeAttrs): tf.Tensor {
-  const x = toFloatTensor(CONV_TRANSPOSE, 'input', input);
-  const w = toFloatTensor(CONV_TRANSPOSE, 'filter', filter);
-  const p = resolve(CONV_TRANSPOSE, true, x, w, attrs);
+  return differentiable(CONV_TRANSPOSE, true, input, filter, attrs, convTransposeDataGradient, (x, dy, gradientAttrs) =>
+      convTransposeBackpropFilters(x, dy, gradientAttrs as ConvTransposeBackpropFiltersAttrs));
+}
+
+/**
+ * y of either op through the resolved problem, with its gradients: the data gradient
+ * `dataGradient` and the filter gradient, the op's kernel through `filterGradient`.
+ */
+function differentiable(
+    label: string, transposed: boolean, input: tf.Tensor | tf.TensorLike, filter: tf.Tensor | tf.TensorLike,
+    attrs: ConvolutionAttrs | ConvTransposeAttrs,
+    dataGradient: (p: ResolvedConvolution, dy: tf.Tensor, w: tf.Tensor) => tf.Tensor,
+    filterGradient: (x: tf.Tensor, dy: tf.Tensor, gradientAttrs: object) => tf.Tensor): tf.Tensor {
+  const x = toFloatTensor(label, 'input', input);
+  const w = toFloatTensor(label, 'filter', filter);
+  const p = resolve(label, transposed, x, w, attrs);
   const gradientAttrs = filterGradientAttrs(p, attrs);
   const f = tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     // Saved, not closed over: under a nested tf.grad, x and w may be intermediates of an outer
@@ -376,10 +373,8 @@ function convTranspose_(
     save([xs, ws]);
     return {
       value: forwardValue(p, xs, ws),
-      gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) => [
-        convTransposeDataGradient(p, dy, wSaved),
-        convTransposeBackpropFilters(xSaved, dy, gradientAttrs as ConvTransposeBackpropFiltersAttrs),
-      ],
+      gradFunc: (dy: tf.Tensor, [xSaved, wSaved]: tf.Tensor[]) =>
+          [dataGradient(p, dy, wSaved), filterGradient(xSaved, dy, gradientAttrs)],
     };
   });
   return f(x, w);
