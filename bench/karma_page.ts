@@ -2,7 +2,7 @@
  * Runs a bench page in headless Chromium through karma, with the browser suite's configuration
  * (karma.conf.js: the launcher and its flags, WebGPU's included; esbuild bundling). The page gets
  * `input` as its client argument and logs its result as one line `<marker> {json}`; every other
- * line it logs goes to stderr. Shared by bench:webgl, bench:webgpu and bench:training.
+ * line it logs goes to stderr. Shared by bench:webgl, bench:webgpu, bench:training and bench:browser-threads.
  */
 import * as path from 'path';
 
@@ -22,14 +22,20 @@ export interface KarmaPageRun<Result> {
   exitCode: number;
 }
 
-/** Bundles `files` (in order) into one page, runs it and resolves when karma exits. */
-export async function runKarmaPage<Result>(files: readonly string[], input: unknown, marker: string): Promise<KarmaPageRun<Result>> {
+/**
+ * Bundles `files` (in order) into one page, runs it and resolves when karma exits. `served`:
+ * patterns served as they are under /base/ (relative to the repository root), neither bundled
+ * nor included, e.g. tfjs-backend-wasm's binaries (the page's `files` replace karma.conf.js's).
+ */
+export async function runKarmaPage<Result>(
+    files: readonly string[], input: unknown, marker: string, served: readonly string[] = []): Promise<KarmaPageRun<Result>> {
   const root = path.resolve(__dirname, '..');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const karma = require('karma') as KarmaApi;
   const config = await karma.config.parseConfig(
       path.join(root, 'karma.conf.js'), {
-        files: files.map(pattern => ({pattern, watched: false})),
+        files: [...files.map(pattern => ({pattern, watched: false})),
+                ...served.map(pattern => ({pattern, watched: false, included: false, served: true}))],
         preprocessors: Object.fromEntries(files.map(file => [file, ['esbuild']])),
         reporters: ['dots'],
         client: {args: [JSON.stringify(input)], captureConsole: true, jasmine: {random: false, timeoutInterval: 3600000}},

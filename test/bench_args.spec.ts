@@ -4,6 +4,9 @@ import {
   commaList, helpText, nonNegativeInteger, oneOf, outOption, parseCommandLine, positiveInteger, regularExpression, switchOption,
   valueOption,
 } from '../bench/args';
+import {BROWSER_THREADS_COMMAND, browserThreadsOptions, QUICK} from '../bench/browser_threads_options';
+import {PICKS, TRAINING_FILE} from '../bench/cpu/picks';
+import {loadWorkloadFile} from '../bench/workloads';
 
 /** bench/args.ts: the one argument parser of the bench commands. */
 const command = {
@@ -76,5 +79,49 @@ describe('bench/args.ts', () => {
     expect(help).toMatch(/--out DIR .*\(default bench\/results\)/);
     expect(help).toMatch(/--help +print this and exit/);
     expect('help' in parseCommandLine(command, ['-h'])).toBe(true);
+  });
+
+  describe('npm run bench:browser-threads', () => {
+    const options = (argv: string[]) => {
+      const result = parseCommandLine(BROWSER_THREADS_COMMAND, argv);
+      if ('help' in result) throw new Error('unexpected --help');
+      return browserThreadsOptions(result.values);
+    };
+
+    it('runs 2 threads and npm run bench\'s run counts by default, into cpu-browser.*', () => {
+      expect(options([])).toEqual({
+        threads: 2, quick: false, runs: 5, keyRuns: 15, trainingRuns: 15, only: null,
+        out: path.resolve(__dirname, '..', 'bench', 'results'), resultName: 'cpu-browser',
+      });
+      expect(options(['--threads', '2']).resultName).toBe('cpu-browser');
+    });
+
+    it('names the files for --threads N other than 2 and for --quick', () => {
+      expect(options(['--threads', '4'])).toEqual(jasmine.objectContaining({threads: 4, resultName: 'cpu-browser-threads4'}));
+      expect(options(['--threads', '1']).resultName).toBe('cpu-browser-threads1');
+      expect(options(['--quick', '--threads=3']).resultName).toBe('cpu-browser-threads3-quick');
+    });
+
+    it('caps every run count at a few under --quick, and keeps the key runs at least --runs', () => {
+      expect(options(['--quick'])).toEqual(jasmine.objectContaining({quick: true, runs: 3, keyRuns: 3, trainingRuns: 3, resultName: 'cpu-browser-quick'}));
+      expect(options(['--quick', '--runs', '1', '--training-runs', '2'])).toEqual(jasmine.objectContaining({runs: 1, keyRuns: 3, trainingRuns: 2}));
+      expect(options(['--runs', '20', '--key-runs', '3'])).toEqual(jasmine.objectContaining({runs: 20, keyRuns: 20}));
+      expect(options(['--only', 'cifar,res2a']).only).toEqual(['cifar', 'res2a']);
+    });
+
+    it('rejects a thread count under 1 and prints --threads and --quick in --help', () => {
+      expect(() => options(['--threads', '0'])).toThrowError("--threads needs a positive integer, got '0'");
+      expect(() => options(['--quick', 'yes'])).toThrowError(/yes/);
+      const help = helpText(BROWSER_THREADS_COMMAND);
+      expect(help).toMatch(/--threads N +.*\(default 2\)/);
+      expect(help).toMatch(/--quick +a smoke run/);
+    });
+
+    it('picks --quick\'s layers among npm run bench\'s', () => {
+      const pickNames = PICKS.map(p => p.name);
+      const trainingNames = loadWorkloadFile(TRAINING_FILE).map(p => p.name);
+      for (const name of QUICK.picks) expect(pickNames).withContext(name).toContain(name);
+      for (const name of QUICK.training) expect(trainingNames).withContext(name).toContain(name);
+    });
   });
 });

@@ -4,6 +4,7 @@ import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, 
 import {probeMemory} from '../node_memory';
 import {COLORS} from '../report';
 import {peakTensorBytes} from '../tensor_memory';
+import {msPerCall} from '../timed_calls';
 import {Problem, toOpArguments} from '../workloads';
 
 import {Options} from './options';
@@ -86,13 +87,7 @@ async function tfjsSession(
   const timed = async (calls: number) => {
     if (tf.getBackend() !== backend) await tf.setBackend(backend);
     await before();
-    const results: tf.Tensor[] = [];
-    const start = performance.now();
-    for (let i = 0; i < calls; i++) results.push(call());
-    results[calls - 1].dataSync();
-    const elapsed = performance.now() - start;
-    tf.dispose(results);
-    return elapsed / calls;
+    return msPerCall(call, calls);
   };
   return {
     async warmUp() {

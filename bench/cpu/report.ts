@@ -28,24 +28,62 @@ export interface ReportInput {
 
 const find = (w: WorkloadResult, key: ImplKey) => w.measurements.find(m => m.impl === key);
 
+/** What the thread figures read of a workload's result (bench/browser_threads.ts's results have it too). */
+export interface TimedWorkload {
+  readonly label: string;
+  readonly flops: number;
+  /** ms per call of each timed run, round r of every implementation at index r. */
+  readonly measurements: ReadonlyArray<{readonly impl: ImplKey; readonly times: readonly number[]}>;
+}
+
 /**
  * How much faster `fast` ran than `slow` on one workload, paired: the median over rounds of
  * slow's time ÷ fast's time in that round. The two run next to each other in every round
  * (round-robin, every other round reversed), so a load that changes over seconds hits both
  * alike; the median of the ratios is robust to a disturbed round.
  */
-export function pairedSpeedUp(w: WorkloadResult, fast: ImplKey, slow: ImplKey): number {
-  const f = find(w, fast)?.times ?? [];
-  const s = find(w, slow)?.times ?? [];
+export function pairedSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): number {
+  const times = (key: ImplKey) => w.measurements.find(m => m.impl === key)?.times ?? [];
+  const f = times(fast);
+  const s = times(slow);
   const ratios = f.slice(0, s.length).map((t, i) => s[i] / t);
   return ratios.length === 0 ? NaN : summarize(ratios).median;
 }
 
 /** min (its workload) and median of `of` over `ws`, skipping workloads where it is not defined. */
-function spread(ws: readonly WorkloadResult[], of: (w: WorkloadResult) => number) {
+function spread<W extends TimedWorkload>(ws: readonly W[], of: (w: W) => number) {
   const values = ws.map(w => ({w, v: of(w)})).filter(x => Number.isFinite(x.v)).sort((a, b) => a.v - b.v);
   if (values.length === 0) return null;
   return {min: values[0].v, worst: values[0].w.label, median: summarize(values.map(x => x.v)).median, count: values.length};
+}
+
+/**
+ * The "N threads ÷ 1 thread" table against issue 31's targets (THREAD_TARGETS): for each
+ * [name, N-thread key, 1-thread key], the count, min (its layer) and median of the paired N÷1
+ * over the layers of ≥ 50 MFLOP (picked and training layers), the training layers of ≥ 10 MFLOP
+ * and every layer.
+ */
+export function threadScalingTable(
+    picked: readonly TimedWorkload[], training: readonly TimedWorkload[],
+    implementations: ReadonlyArray<readonly [string, ImplKey, ImplKey]>): string {
+  const all = [...picked, ...training];
+  const t = THREAD_TARGETS;
+  const groups: Array<[string, TimedWorkload[], string]> = [
+    [`layers of ≥ ${t.bigLayerMflop} MFLOP`, all.filter(w => w.flops >= t.bigLayerMflop * 1e6), `≥ ${t.bigLayerSpeedUp}× each`],
+    [`training layers of ≥ ${t.trainingLayerMflop} MFLOP`, training.filter(w => w.flops >= t.trainingLayerMflop * 1e6),
+     `≥ ${t.trainingSpeedUp}× each`],
+    ['every layer', all, `≥ ${t.floor}× each`],
+  ];
+  const rows: string[][] = [];
+  for (const [name, many, one] of implementations) {
+    for (const [group, ws, target] of groups) {
+      const s = spread(ws, w => pairedSpeedUp(w, many, one));
+      rows.push([name, group, String(s?.count ?? 0), s ? `**${ratio(s.min)}** (${s.worst})` : '–', s ? ratio(s.median) : '–',
+                 name.startsWith('PyTorch') ? '(reference)' : target]);
+    }
+  }
+  return markdownTable(['implementation', 'layers', 'count', 'min (layer)', 'median', 'target'], rows,
+                       [false, false, true, false, true, false]);
 }
 
 export function writeReport(r: ReportInput): {markdown: string; svg: string | null; trainingSvg: string | null; json: object} {
@@ -109,23 +147,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
   const present = speedUps.filter(([, many, one]) => has(many) && has(one));
   if (present.length > 0 && all.length > 0) {
     out.push(`## ${n} threads ÷ 1 thread\n`);
-    const t = THREAD_TARGETS;
-    const groups: Array<[string, WorkloadResult[], string]> = [
-      [`layers of ≥ ${t.bigLayerMflop} MFLOP`, all.filter(w => w.flops >= t.bigLayerMflop * 1e6), `≥ ${t.bigLayerSpeedUp}× each`],
-      [`training layers of ≥ ${t.trainingLayerMflop} MFLOP`, r.training.filter(w => w.flops >= t.trainingLayerMflop * 1e6),
-       `≥ ${t.trainingSpeedUp}× each`],
-      ['every layer', all, `≥ ${t.floor}× each`],
-    ];
-    const rows: string[][] = [];
-    for (const [name, many, one] of present) {
-      for (const [group, ws, target] of groups) {
-        const s = spread(ws, w => pairedSpeedUp(w, many, one));
-        rows.push([name, group, String(s?.count ?? 0), s ? `**${ratio(s.min)}** (${s.worst})` : '–', s ? ratio(s.median) : '–',
-                   name.startsWith('PyTorch') ? '(reference)' : target]);
-      }
-    }
-    out.push(markdownTable(['implementation', 'layers', 'count', 'min (layer)', 'median', 'target'], rows,
-                           [false, false, true, false, true, false]));
+    out.push(threadScalingTable(r.results, r.training, present));
     out.push('');
   }
 
