@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import {spawnSync} from 'child_process';
 import * as path from 'path';
 
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
 import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, ThreadPool, threadPoolTesting} from '../kernels/host/simd/thread_pool';
 import {claimAndRun, CLAIM, CLAIMED, CLOSED, CONTROL_WORDS, DONE, FINISHED, JOB, OPEN, openClaim, PROGRESS, READY, TASK_BITS, TASK_COUNT, TASK_STATE_BITS, TASK_STATES, taskState, WAKE} from '../kernels/host/simd/thread_protocol';
@@ -142,6 +142,23 @@ for (const backend of ['cpu', 'wasm']) {
         expect(many.paths.every(p => p === `simd threads=${threads}` || p === 'simd threads=1 (one task)'))
             .withContext(many.paths.join(' ')).toBeTrue();
         expect(threaded).toBeGreaterThan(many.paths.length / 2);
+      }
+    });
+
+    it('gives bitwise the same values with 1, 2, 3 and 8 threads with the relaxed-SIMD build too', async () => {
+      const suiteBuild = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
+      tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, true);
+      try {
+        const one = await runAll(1);
+        if (!one.paths.some(p => p.includes('relaxed'))) pending('this engine does not validate WebAssembly relaxed SIMD');
+        expect(one.paths.every(p => p === 'simd relaxed threads=1')).withContext(one.paths.join(' ')).toBeTrue();
+        for (const threads of [2, 3, 8]) {
+          const many = await runAll(threads);
+          expect(many.paths.filter(p => p === `simd relaxed threads=${threads}`).length).toBeGreaterThan(many.paths.length / 2);
+          expectBitwiseEqual(many.values, one.values, `relaxed SIMD, ${threads} threads`);
+        }
+      } finally {
+        tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, suiteBuild);
       }
     });
 

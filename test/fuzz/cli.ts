@@ -25,7 +25,9 @@
  *                  webgl1-unpacked, float16
  *   --recycle N    webgl only: a fresh backend (and program cache) every N problems (default 1000)
  *   --shape S      strided-tiles: every problem reshaped so src tiles exactly into strides of diffDst along
- *                  its two innermost axes (test/fuzz/problems.ts: the layers webgpu runs in units of src rows)
+ *                  its two innermost axes (test/fuzz/problems.ts: the layers webgpu runs in units of src rows);
+ *                  wide-channels: up to 40 channels a side (the SIMD kernel's 16-lane depthwise passes and
+ *                  8-channel tiles, split between threads)
  *   --path P       webgl only: run only the generated problems that take multi-target pass P
  *                  (dense-rows, dense-loops, depthwise-rows, depthwise-loop-segments: depthwise loops whose
  *                  rows run in segments, depthwise-loops: all depthwise loops, one-channel-rows,
@@ -55,7 +57,7 @@ export interface FuzzCliOptions {
   env?: string;
   recycle?: number;
   path?: string;
-  shape?: 'strided-tiles';
+  shape?: 'strided-tiles' | 'wide-channels';
   chunkBytes?: number;
   threads?: number;
   againstOneThread?: boolean;
@@ -118,7 +120,9 @@ function parseArguments(argv: readonly string[]): FuzzCliOptions {
       case '--path': options.path = next(); break;
       case '--shape': {
         const value = next();
-        if (value !== 'strided-tiles') throw new Error(`--shape takes strided-tiles, got '${value}'`);
+        if (value !== 'strided-tiles' && value !== 'wide-channels') {
+          throw new Error(`--shape takes strided-tiles or wide-channels, got '${value}'`);
+        }
         options.shape = value;
         break;
       }

@@ -32,7 +32,8 @@
  *   get 1–3 values drawn from NaN, ±Infinity and 0, at random positions of src or of either
  *   tensor.
  * - shape 'strided-tiles' (GenerateOptions, `--shape`): each drawn problem reshaped so src tiles
- *   exactly into strides of diffDst along its two innermost axes (toStridedTiles).
+ *   exactly into strides of diffDst along its two innermost axes (toStridedTiles); shape
+ *   'wide-channels': M = 40.
  * Problems whose output would be empty are redrawn, and so are problems over the size caps
  * (MAX_TERMS products in the reference, MAX_ELEMENTS per tensor): the float64 reference is an
  * element-by-element loop.
@@ -119,12 +120,17 @@ export interface GenerateOptions {
   /**
    * 'strided-tiles': every problem drawn as usual, then reshaped so that its two innermost axes
    * tile src exactly into strides of diffDst (toStridedTiles): the layers the webgpu kernel runs
-   * in units of src rows, which random problems hit about twice in 10,000.
+   * in units of src rows, which random problems hit about twice in 10,000. 'wide-channels':
+   * up to 40 channels a side (groups up to 41 when depthwise) instead of 5 or 8: the SIMD
+   * kernel's 16-lane depthwise passes and 8-channel tiles, split between tasks at the unit
+   * boundaries of 2 or more threads.
    */
-  shape?: 'strided-tiles';
+  shape?: 'strided-tiles' | 'wide-channels';
 }
 
 const MAX_TERMS = 60000;
+/** The most channels a side under shape 'wide-channels'. */
+const WIDE_CHANNELS = 40;
 const MAX_ELEMENTS = 8000;
 const CONV_FILTER_FORMATS = ['XIO', 'OIX'];
 const TRANSPOSED_FILTER_FORMATS = ['XIO', 'OIX', 'IOX', 'XOI'];
@@ -147,7 +153,7 @@ function draw(random: Random, options: GenerateOptions): FuzzSpec {
   const medium = random.chance(0.25);
   const maxSize = medium ? (transposed ? [20, 8, 5] : [40, 14, 8])[rank - 1] : (transposed ? [8, 5, 4] : [12, 7, 5])[rank - 1];
   const maxKernel = [5, 4, 3][rank - 1];
-  const maxChannels = medium ? 8 : 5;
+  const maxChannels = options.shape === 'wide-channels' ? WIDE_CHANNELS : medium ? 8 : 5;
   const axes = (f: () => number) => Array.from({length: rank}, f);
   const channelMode = random.weighted([[45, 'plain'], [25, 'grouped'], [30, 'depthwise']] as const);
   let groups = 1;

@@ -1,7 +1,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+import * as v8 from 'v8';
 import '@tensorflow/tfjs-backend-wasm';
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, simdThreadsReady} from '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../../kernels/index';
+import {MICRO_KERNELS_RELAXED_WASM_BASE64} from '../../kernels/host/simd/micro_kernels_wasm.generated';
 
 import {TENSORFLOW_BACKEND} from '../backends';
 import {registerCpuCompositeBackend, registerCpuLoopsBackend} from './composite_backends';
@@ -16,6 +18,15 @@ registerCpuCompositeBackend();
 registerCpuLoopsBackend();
 // 'tensorflow': tfjs-node's when it loads, else the test backend of that name (see test/backends.ts).
 if (!TENSORFLOW_BACKEND.loaded) registerTensorflowTestBackend();
+
+// Node 20 validates WebAssembly relaxed SIMD only behind a V8 flag (Node ≥ 21 and Chromium by
+// default). The flag goes on, before the package first compiles its relaxed build, so that the
+// specs asking for that build (CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD true) run it here too; the
+// rest of the suite keeps the engine's own default, the plain build.
+if (!WebAssembly.validate(Uint8Array.from(atob(MICRO_KERNELS_RELAXED_WASM_BASE64), c => c.charCodeAt(0)))) {
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+  tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, false);
+}
 
 // The SIMD path of the cpu and wasm kernels on two threads for every problem with two tasks or
 // more, however small (test/threads.spec.ts compares 1, 2, 3 and 8 threads bitwise and checks

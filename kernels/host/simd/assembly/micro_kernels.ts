@@ -469,13 +469,15 @@ function sweepDepthwise(
     const at = acc + <usize>(g * F64);
     flush(at, s0); flush(at + 32, s1); flush(at + 64, s2); flush(at + 96, s3);
   }
+  // Which lanes a task's passes take depends on its units, which depend on the thread count:
+  // so every lane adds the way the 16-lane pass does (madd), for the same bits on 1 or N threads.
   for (; g < end; g += 4) {
     let s0 = f32x4.splat(0);
     for (let r = 0; r < rows; r++) {
       let sp = src + <usize>(g * F32) + <usize>r * srcStepH;
       let dp = dst + <usize>(g * F32) + <usize>r * dstStepH;
       for (let c = 0; c < columns; c++) {
-        s0 = chainedMadd(s0, v128.load(sp), v128.load(dp));
+        s0 = madd(s0, v128.load(sp), v128.load(dp));
         sp += srcStepW;
         dp += dstStepW;
       }
