@@ -8,7 +8,7 @@ import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForT
 import {claimAndRun, CLAIM, CLAIMED, CLOSED, CONTROL_WORDS, DONE, FINISHED, JOB, OPEN, openClaim, PROGRESS, READY, TASK_BITS, TASK_COUNT, TASK_STATE_BITS, TASK_STATES, taskState, WAKE} from '../kernels/host/simd/thread_protocol';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
-import {SIMD_PROBLEMS, SimdProblem} from './helpers/simd_problems';
+import {THREAD_LAYERS} from './helpers/simd_problems';
 import {seededValues} from './helpers/util';
 import {VERBOSE_PREFIX} from '../src/verbose';
 
@@ -22,45 +22,6 @@ import {VERBOSE_PREFIX} from '../src/verbose';
 
 const size = (shape: readonly number[]) => shape.reduce((a, b) => a * b, 1);
 
-/** Problems past the case table: the SIMD problems and layers with many units, few units, depthwise, 3-D. */
-const LAYERS: readonly SimdProblem[] = [
-  ...SIMD_PROBLEMS,
-  {
-    name: 'ResNet-like 3×3 64→64 at 28×28, batch 2',
-    op: 'conv', input: [2, 28, 28, 64], outputDelta: [2, 28, 28, 64],
-    attrs: {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]},
-  },
-  {
-    name: 'depthwise 3×3 of 40 channels at 30×30, stride 2',
-    op: 'conv', input: [2, 30, 30, 40], outputDelta: [2, 15, 15, 40],
-    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [0, 0], groups: 40, filterShape: [3, 3]},
-  },
-  {
-    name: 'one output unit (1×1, 2→3): the reduction in slices',
-    op: 'conv', input: [3, 40, 40, 2], outputDelta: [3, 40, 40, 3],
-    attrs: {strides: [1, 1], filterShape: [1, 1]},
-  },
-  {
-    name: 'three output units (1×1, 24→3): 22 rows in 6 slices and 16 steps, steps crossing slices',
-    op: 'conv', input: [2, 121, 40, 24], outputDelta: [2, 121, 40, 3],
-    attrs: {strides: [1, 1], filterShape: [1, 1]},
-  },
-  {
-    name: 'MNIST-like 3×3 16→32, batch 16: a sample packed before each step',
-    op: 'conv', input: [16, 13, 13, 16], outputDelta: [16, 11, 11, 32],
-    attrs: {strides: [1, 1], filterShape: [3, 3]},
-  },
-  {
-    name: '3-D 3×3×3, 8→16, batch 2',
-    op: 'conv', input: [2, 10, 12, 12, 8], outputDelta: [2, 10, 12, 12, 16],
-    attrs: {strides: [1, 1, 1], padsBegin: [1, 1, 1], padsEnd: [1, 1, 1], filterShape: [3, 3, 3]},
-  },
-  {
-    name: 'transposed 4×4 stride 2, 16→8',
-    op: 'transposed', input: [2, 12, 12, 16], outputDelta: [2, 24, 24, 8],
-    attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [4, 4]},
-  },
-];
 
 interface Problem {
   id: string;
@@ -77,7 +38,7 @@ function problems(): Problem[] {
       return op(input, outputDelta, c.attrs as never, c.filterShapeInput);
     },
   }));
-  const fromLayers = LAYERS.map((p, i) => ({
+  const fromLayers = THREAD_LAYERS.map((p, i) => ({
     id: p.name,
     call: () => {
       const op = p.op === 'conv' ? convolutionBackpropFilters : convTransposeBackpropFilters;

@@ -6,7 +6,7 @@
  * waits; and alone on a plain page (KARMA_PAGE=plain), where SharedArrayBuffer is missing and
  * they run on the calling thread. Both run the case table, the PyTorch golden cases, hostile
  * inputs and memory under load on cpu and wasm, and the isolated page compares 1, 2 and 3
- * threads bitwise.
+ * threads bitwise over the case table and test/helpers/simd_problems.ts's THREAD_LAYERS.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -21,6 +21,7 @@ import {expectedOf, memorySnapshot, runProblem} from '../fuzz/runner';
 import {CI_SEED, fuzzSettings} from '../fuzz/settings';
 import golden from '../golden/golden.json';
 import {runCaseEverywhere} from '../helpers/run_case';
+import {THREAD_LAYERS} from '../helpers/simd_problems';
 import {seededValues} from '../helpers/util';
 import {referenceFilterGradient, ReferenceAttrs} from '../reference';
 import {VERBOSE_PREFIX} from '../../src/verbose';
@@ -125,16 +126,25 @@ describe(`cpu and wasm kernels on a ${isolated ? 'cross-origin-isolated' : 'plai
       });
 
       if (isolated) {
-        it('gives bitwise the same values with 1, 2 and 3 threads over the case table', async () => {
+        it('gives bitwise the same values with 1, 2 and 3 threads over the case table and a set of layers', async () => {
+          // The relaxed-SIMD build where Chromium validates it: the layers reach its 16-lane
+          // depthwise passes and 8-channel tiles, split between tasks differently per thread count.
+          const bitsOf = (call: () => tf.Tensor) =>
+              Array.from(new Uint32Array(tf.tidy(() => call().dataSync() as Float32Array).buffer));
           const runAll = async (threads: number) => {
             tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
             expect(await simdThreadsReady()).toBe(threads);
-            return CASES.map(c => Array.from(new Uint32Array(tf.tidy(() => {
+            const cases = CASES.map(c => bitsOf(() => {
               const input = tf.tensor(seededValues(size(c.inputShape), c.seed), c.inputShape);
               const outputDelta = tf.tensor(seededValues(size(c.outputDeltaShape), c.seed + 1000), c.outputDeltaShape);
-              return convolutionBackpropFiltersOf(c.op)(input, outputDelta, c.attrs as never, c.filterShapeInput)
-                  .dataSync() as Float32Array;
-            }).buffer)));
+              return convolutionBackpropFiltersOf(c.op)(input, outputDelta, c.attrs as never, c.filterShapeInput);
+            }));
+            const layers = THREAD_LAYERS.map((p, i) => bitsOf(() => {
+              const op = p.op === 'conv' ? convolutionBackpropFilters : convTransposeBackpropFilters;
+              return op(tf.tensor(seededValues(size(p.input), i + 1), p.input),
+                        tf.tensor(seededValues(size(p.outputDelta), i + 101), p.outputDelta), p.attrs);
+            }));
+            return [...cases, ...layers];
           };
           try {
             const one = await runAll(1);
