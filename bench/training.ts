@@ -15,7 +15,8 @@
  * history.
  *
  * Options (`npm run bench:training -- --help` prints them): --models a,b, --backends a,b,
- * --pairs N, --threads N (cpu and wasm: the drop-in's SIMD kernel on N threads), --out DIR.
+ * --pairs N, --threads N (cpu and wasm: the drop-in's SIMD kernel on N threads), --threads-ab
+ * (cpu and wasm: the drop-in on 1 thread too, its steps in the same rounds), --out DIR.
  */
 import '@tensorflow/tfjs';  // as Node users load tfjs: tfjs-core, its gradients, tf.layers, the cpu backend
 import '@tensorflow/tfjs-backend-wasm';
@@ -26,12 +27,12 @@ import * as path from 'path';
 
 import {CONV_BACKPROP_FILTERS_THREADS, simdThreadsReady} from '../kernels/index';
 
-import {commandLine, commaList, outOption, positiveInteger, valueOption} from './args';
+import {commandLine, commaList, outOption, positiveInteger, switchOption, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
 import {barChartSvg, COLORS, markdownTable, ms, ratio} from './report';
 import {buildTrainingModel, modelConvolutions, TRAINING_MODELS, TrainingModel} from './training_models';
-import {ConfigResult, GRADIENT_CONFIGS, ModelResult, runTrainingModel, StepPlan} from './training_step';
+import {ConfigResult, GRADIENT_CONFIGS, GradientConfig, ModelResult, runTrainingModel, StepPlan, THREADS_AB_CONFIGS} from './training_step';
 import {loadWorkloadFile, Problem} from './workloads';
 
 export type BackendName = 'cpu' | 'wasm' | 'webgl' | 'webgpu';
@@ -112,8 +113,13 @@ interface Options {
   backends: TrainingBackend[];
   maxPairs: number | null;
   threads: number | null;
+  /** cpu and wasm: the drop-in on 1 thread as a third configuration, beside the N-thread one. */
+  threadsAb: boolean;
   out: string | null;
-  /** The result files' name: 'training', or 'training-<backend>…' when --backends names some, '-threads<N>' with --threads. */
+  /**
+   * The result files' name: 'training', or 'training-<backend>…' when --backends names some,
+   * '-threads<N>' with --threads, '-threads-ab' with --threads-ab.
+   */
   resultName: string;
 }
 
@@ -141,6 +147,7 @@ const COMMAND = {
     pairs: valueOption('N', 'at most N timed pairs per model', null as number | null, positiveInteger, "each backend's plan"),
     threads: valueOption('N', "cpu and wasm: the drop-in's SIMD kernel on N threads (CONV_BACKPROP_FILTERS_THREADS)",
         null as number | null, positiveInteger, "the flag's: the cores reported, at most 8"),
+    'threads-ab': switchOption("cpu and wasm: the drop-in also on 1 thread, its steps in the same rounds as the N-thread ones (paired N÷1)"),
     out: outOption(),
   },
 };
@@ -152,9 +159,10 @@ function parseOptions(argv: readonly string[]): Options {
     backends: values.backends ?? TRAINING_BACKENDS.filter(b => b.run !== 'off'),
     maxPairs: values.pairs,
     threads: values.threads,
+    threadsAb: values['threads-ab'],
     out: values.out,
     resultName: [values.backends === null ? 'training' : ['training', ...values.backends.map(b => b.name)].join('-'),
-                 ...(values.threads === null ? [] : [`threads${values.threads}`])].join('-'),
+                 ...(values.threads === null ? [] : [`threads${values.threads}`]), ...(values['threads-ab'] ? ['threads-ab'] : [])].join('-'),
   };
 }
 
@@ -223,7 +231,9 @@ async function runNodeBackend(backend: TrainingBackend, options: Options): Promi
   const results: ModelResult[] = [];
   for (const spec of modelsOf(backend, options)) {
     console.error(`${backend.name}: ${spec.id} at batch ${batchOf(backend, spec)}`);
-    results.push(await runTrainingModel(spec, batchOf(backend, spec), effectivePlan(backend, options), line => console.error(line)));
+    results.push(await runTrainingModel(
+        spec, batchOf(backend, spec), effectivePlan(backend, options), line => console.error(line), spec.inputShape,
+        options.threadsAb ? THREADS_AB_CONFIGS : GRADIENT_CONFIGS));
   }
   return {name: backend.name, unavailable: null, environment, models: results};
 }
@@ -253,7 +263,16 @@ async function runBrowserBackends(backends: readonly TrainingBackend[], options:
   return {userAgent: results[0].userAgent, tfjs: results[0].tfjs, backends: results.flatMap(r => r.backends)};
 }
 
-const CONFIG_LABEL = {tfjs: "tfjs's gradients", dropIn: 'drop-in gradients'} as const;
+const CONFIG_LABEL: Record<GradientConfig, string> =
+    {tfjs: "tfjs's gradients", dropIn: 'drop-in gradients', dropInOneThread: 'drop-in gradients, 1 thread'};
+
+/** The median over rounds of `slow`'s step ÷ `fast`'s step in the same round ('–' without both). */
+function pairedRatio(slow: ConfigResult | undefined, fast: ConfigResult | undefined): string {
+  if (!slow?.timing || !fast?.timing) return '–';
+  const ratios = fast.stepMs.slice(0, slow.stepMs.length).map((t, i) => slow.stepMs[i] / t).sort((a, b) => a - b);
+  const mid = ratios.length >> 1;
+  return ratio(ratios.length % 2 === 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2);
+}
 
 /** "123 (110–140)" ms, or what happened instead. */
 function stepCell(c: ConfigResult | undefined, unavailable: string): string {
@@ -306,25 +325,32 @@ function report(runs: readonly BackendRun[], options: Options, seconds: number, 
       continue;
     }
     out.push(`${run.environment}.${backend.note ? ` ${backend.note}.` : ''}\n`);
+    const threadsAb = run.models.some(r => r.configs.dropInOneThread !== undefined);
     const rows = run.models.map(r => {
       const spec = TRAINING_MODELS.find(m => m.id === r.model)!;
-      const [a, b] = [r.configs.tfjs, r.configs.dropIn];
+      const [a, b, one] = [r.configs.tfjs, r.configs.dropIn, r.configs.dropInOneThread];
       const speedUp = a?.timing && b?.timing ? ratio(a.timing.median / b.timing.median) : '–';
       return [
         spec.label, r.batch === spec.batch ? `${r.batch}` : `${r.batch} (file ${spec.batch})`,
         `${r.pairs}${r.leakedTensors !== 0 ? ` (${r.leakedTensors} tensors leaked)` : ''}`,
         stepCell(a, '–'), stepCell(b, '–'), speedUp, filterGradientCell(a), filterGradientCell(b),
+        ...(threadsAb ? [stepCell(one, '–'), pairedRatio(one, b), filterGradientCell(one)] : []),
       ];
     });
     out.push(markdownTable(
         ['model', 'batch', 'timed steps each', "ms: tfjs's gradients", 'ms: drop-in', 'speed-up', "filter-gradient kernels: tfjs's",
-         'filter-gradient kernels: drop-in'],
-        rows, [false, true, true, true, true, true, true, true]));
+         'filter-gradient kernels: drop-in',
+         ...(threadsAb ? ['ms: drop-in, 1 thread', 'drop-in N÷1 (paired)', 'filter-gradient kernels: drop-in, 1 thread'] : [])],
+        rows, [false, true, true, true, true, true, true, true, ...(threadsAb ? [true, true, true] : [])]));
+    if (threadsAb) {
+      out.push('\n"drop-in, 1 thread": the drop-in gradients with CONV_BACKPROP_FILTERS_THREADS 1, its steps in the same ' +
+               'rounds as the others (--threads-ab); "N÷1": the median over rounds of its step ÷ the N-thread drop-in step of that round.');
+    }
     out.push('');
     out.push(`<details><summary>${run.name}: top kernels of the profiled steps (own ms)</summary>\n`);
     out.push(markdownTable(
         ['model', 'config', 'profiled step ms', 'kernel ms (calls)', 'top kernels (own ms)'],
-        run.models.flatMap(r => GRADIENT_CONFIGS.map(c => {
+        run.models.flatMap(r => (Object.keys(r.configs) as GradientConfig[]).map(c => {
           const p = r.configs[c]?.profile;
           return [
             TRAINING_MODELS.find(m => m.id === r.model)!.label, CONFIG_LABEL[c], p ? ms(p.wallMs) : '–',

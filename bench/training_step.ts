@@ -8,15 +8,21 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 import {
-  ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters, ConvTransposeBackwardWeights,
-  installDropInGradients, uninstallDropInGradients,
+  CONV_BACKPROP_FILTERS_THREADS, ConvolutionBackpropFilters, ConvolutionBackwardWeights, ConvTransposeBackpropFilters,
+  ConvTransposeBackwardWeights, installDropInGradients, uninstallDropInGradients,
 } from '../kernels/index';
 
 import {summarize, Timing} from './report';
 import {buildTrainingModel, TrainingModel, trainingBatch} from './training_models';
 
-export type GradientConfig = 'tfjs' | 'dropIn';
+/**
+ * tfjs's own gradients; the drop-in ones (on cpu and wasm with CONV_BACKPROP_FILTERS_THREADS as
+ * set); the drop-in ones with CONV_BACKPROP_FILTERS_THREADS 1, for a paired threads A/B.
+ */
+export type GradientConfig = 'tfjs' | 'dropIn' | 'dropInOneThread';
 export const GRADIENT_CONFIGS: readonly GradientConfig[] = ['tfjs', 'dropIn'];
+/** With the drop-in on 1 thread beside the N-thread one (bench:training --threads-ab). */
+export const THREADS_AB_CONFIGS: readonly GradientConfig[] = ['tfjs', 'dropIn', 'dropInOneThread'];
 
 /** The kernels that compute a filter gradient: tfjs's own and this package's (under both names). */
 export const FILTER_GRADIENT_KERNELS: ReadonlySet<string> = new Set([
@@ -76,8 +82,10 @@ export interface ModelResult {
   readonly model: string;
   readonly backend: string;
   readonly batch: number;
+  /** Timed rounds: each runs one step of every configuration (a pair with two). */
   readonly pairs: number;
-  readonly configs: Readonly<Record<GradientConfig, ConfigResult>>;
+  /** The configurations run (tfjs and dropIn always; dropInOneThread with --threads-ab). */
+  readonly configs: Readonly<Partial<Record<GradientConfig, ConfigResult>>>;
   /**
    * Tensors left over after the model, its optimizer and the batch were disposed, not counting
    * those a failing step left behind (tfjs's training function does not clean up after a throw).
@@ -88,9 +96,14 @@ export interface ModelResult {
   readonly seconds: number;
 }
 
-export function setGradientConfig(config: GradientConfig): void {
-  if (config === 'dropIn') installDropInGradients();
-  else uninstallDropInGradients();
+/** Installs the gradients of `config`; the drop-in's thread count is `dropInThreads`, or 1 for dropInOneThread. */
+export function setGradientConfig(config: GradientConfig, dropInThreads?: number): void {
+  if (config === 'tfjs') {
+    uninstallDropInGradients();
+    return;
+  }
+  installDropInGradients();
+  if (dropInThreads !== undefined) tf.env().set(CONV_BACKPROP_FILTERS_THREADS, config === 'dropInOneThread' ? 1 : dropInThreads);
 }
 
 const errorText = (e: unknown) => String((e as Error)?.message ?? e).split('\n')[0].slice(0, 300);
@@ -182,13 +195,14 @@ async function profiledStep(step: () => Promise<number>): Promise<{profile: Step
 }
 
 /**
- * Trains `spec` at `batch` on the current backend with both gradient configurations, as
- * `plan` says; `log` gets one line per phase. Leaves tfjs's own gradients installed.
- * `inputShape` replaces the model's example shape (the spec's smaller one).
+ * Trains `spec` at `batch` on the current backend with each of `configs`, as `plan` says; `log`
+ * gets one line per phase. Leaves tfjs's own gradients installed and CONV_BACKPROP_FILTERS_THREADS
+ * as it found it. `inputShape` replaces the model's example shape (the spec's smaller one).
  */
 export async function runTrainingModel(
     spec: TrainingModel, batch: number, plan: StepPlan, log: (line: string) => void,
-    inputShape: readonly number[] = spec.inputShape): Promise<ModelResult> {
+    inputShape: readonly number[] = spec.inputShape, configs: readonly GradientConfig[] = GRADIENT_CONFIGS): Promise<ModelResult> {
+  const dropInThreads = configs.includes('dropInOneThread') ? tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS) : undefined;
   const start = performance.now();
   const tensorsBefore = tf.memory().numTensors;
   const model = buildTrainingModel(spec, inputShape);
@@ -201,17 +215,16 @@ export async function runTrainingModel(
     await (lastWeight.read() as tf.Tensor).data();
     return loss;
   };
-  const state: Record<GradientConfig, {error: string | null; warmUpMs: number[]; stepMs: number[]; profiles: StepProfile[]; lastLoss: number | null}> = {
-    tfjs: {error: null, warmUpMs: [], stepMs: [], profiles: [], lastLoss: null},
-    dropIn: {error: null, warmUpMs: [], stepMs: [], profiles: [], lastLoss: null},
-  };
+  type State = {error: string | null; warmUpMs: number[]; stepMs: number[]; profiles: StepProfile[]; lastLoss: number | null};
+  const state = Object.fromEntries(configs.map(c => [c, {error: null, warmUpMs: [], stepMs: [], profiles: [], lastLoss: null}])) as
+      unknown as Record<GradientConfig, State>;
   const plainStep = async () => {
     const t0 = performance.now();
     const loss = await step();
     return {stepMs: performance.now() - t0, loss, profile: null};
   };
   const timedStep = async (config: GradientConfig, profiled: boolean) => {
-    setGradientConfig(config);
+    setGradientConfig(config, dropInThreads);
     const {stepMs, loss, profile} = profiled ? await profiledStep(step) : await plainStep();
     state[config].lastLoss = loss;
     if (profile !== null) state[config].profiles.push(profile);
@@ -220,7 +233,7 @@ export async function runTrainingModel(
   let tensorsLeftByFailures = 0;
   let pairs = 0;
   try {
-    for (const config of GRADIENT_CONFIGS) {
+    for (const config of configs) {
       for (let i = 0; i < plan.warmUpSteps && state[config].error === null; i++) {
         const tensors = tf.memory().numTensors;
         try {
@@ -233,12 +246,12 @@ export async function runTrainingModel(
       }
       log(`  ${spec.id} ${config}: warm-up ${state[config].error ?? state[config].warmUpMs.map(ms => `${ms.toFixed(0)} ms`).join(', ')}`);
     }
-    const running = GRADIENT_CONFIGS.filter(c => state[c].error === null);
+    const running = configs.filter(c => state[c].error === null);
     const pairsStart = performance.now();
     let lastPairMs = 0;
     while (running.length > 0 && pairs < plan.maxPairs &&
            (pairs < plan.minPairs || performance.now() - pairsStart + lastPairMs <= plan.budgetMs)) {
-      // ABBA order: drift in the machine's load hits both configurations alike.
+      // ABBA order (ABCCBA with three): drift in the machine's load hits every configuration alike.
       const order = pairs % 2 === 0 ? running : [...running].reverse();
       const pairStart = performance.now();
       for (const config of order) state[config].stepMs.push(await timedStep(config, plan.profile === 'every-step'));
@@ -256,6 +269,7 @@ export async function runTrainingModel(
     }
   } finally {
     setGradientConfig('tfjs');
+    if (dropInThreads !== undefined) tf.env().set(CONV_BACKPROP_FILTERS_THREADS, dropInThreads);
     tf.dispose([x, y]);
     model.optimizer.dispose();
     model.dispose();
@@ -272,7 +286,7 @@ export async function runTrainingModel(
     });
     return profiles[best];
   };
-  const configs = Object.fromEntries(GRADIENT_CONFIGS.map(c => [c, {
+  const results = Object.fromEntries(configs.map(c => [c, {
     error: state[c].error,
     warmUpMs: state[c].warmUpMs,
     stepMs: state[c].stepMs,
@@ -281,14 +295,14 @@ export async function runTrainingModel(
     filterGradientTiming: plan.profile === 'every-step' && state[c].profiles.length > 0 ?
         summarize(state[c].profiles.map(p => p.filterGradientMs)) : null,
     lastLoss: state[c].lastLoss,
-  }])) as unknown as Record<GradientConfig, ConfigResult>;
+  }])) as unknown as Partial<Record<GradientConfig, ConfigResult>>;
   const result: ModelResult = {
-    model: spec.id, backend: tf.getBackend(), batch, pairs, configs,
+    model: spec.id, backend: tf.getBackend(), batch, pairs, configs: results,
     leakedTensors: tf.memory().numTensors - tensorsBefore - tensorsLeftByFailures, tensorsLeftByFailures,
     seconds: (performance.now() - start) / 1000,
   };
-  const median = (c: GradientConfig) => configs[c].timing ? `${configs[c].timing!.median.toFixed(0)} ms` : 'failed';
-  log(`  ${spec.id} on ${result.backend}, batch ${batch}: ${pairs} pairs, tfjs ${median('tfjs')}, drop-in ${median('dropIn')} (${
-      result.seconds.toFixed(0)} s)`);
+  const median = (c: GradientConfig) => results[c]?.timing ? `${results[c]!.timing!.median.toFixed(0)} ms` : 'failed';
+  log(`  ${spec.id} on ${result.backend}, batch ${batch}: ${pairs} pairs, tfjs ${median('tfjs')}, drop-in ${median('dropIn')}${
+      configs.includes('dropInOneThread') ? `, drop-in on 1 thread ${median('dropInOneThread')}` : ''} (${result.seconds.toFixed(0)} s)`);
   return result;
 }

@@ -3,8 +3,9 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';  // tfjs's own gradi
 import * as tf from '@tensorflow/tfjs-core';
 
 import {buildTrainingModel, modelConvolutions, TRAINING_MODELS} from '../bench/training_models';
-import {FILTER_GRADIENT_KERNELS, runTrainingModel} from '../bench/training_step';
-import {dropInGradientsInstalled} from '../kernels/index';
+import {FILTER_GRADIENT_KERNELS, runTrainingModel, THREADS_AB_CONFIGS} from '../bench/training_step';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_VERBOSE, dropInGradientsInstalled} from '../kernels/index';
+import {VERBOSE_PREFIX} from '../src/verbose';
 
 /**
  * Keeps `npm run bench:training` from rotting: every model of bench/training_models.ts builds
@@ -23,6 +24,38 @@ describe('bench:training models (cpu)', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual(jasmine.arrayContaining(['mnist', 'mnist3x3', 'cifar', 'speech', 'mobilenet']));
   });
+
+  it('runs the drop-in on 1 thread beside the N-thread one with --threads-ab, then puts the thread count back', async () => {
+    const spec = TRAINING_MODELS.find(m => m.id === 'mnist')!;
+    const threads = tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS);
+    expect(threads).withContext('the suite runs on threads (test/helpers/setup.ts)').toBeGreaterThan(1);
+    const paths: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => {
+      const line = args.map(String).join(' ');
+      if (line.startsWith(VERBOSE_PREFIX)) paths.push(line.split(',')[4]);
+    };
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    let result;
+    try {
+      result = await runTrainingModel(
+          spec, 2, {warmUpSteps: 1, minPairs: 1, maxPairs: 1, budgetMs: 0, profile: 'every-step'}, () => {},
+          spec.smallInputShape, THREADS_AB_CONFIGS);
+    } finally {
+      tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+      console.log = log;
+    }
+    expect(Object.keys(result.configs).sort()).toEqual(['dropIn', 'dropInOneThread', 'tfjs']);
+    for (const config of THREADS_AB_CONFIGS) {
+      expect(result.configs[config]!.error).withContext(config).toBeNull();
+      expect(result.configs[config]!.stepMs.length).withContext(config).toBe(1);
+    }
+    // Per filter gradient, a warm-up and a timed step of each drop-in configuration: on 1 thread and on N.
+    expect(paths.filter(p => /^simd( relaxed)? threads=1$/.test(p)).length).toBeGreaterThan(0);
+    expect(paths.filter(p => new RegExp(`^simd( relaxed)? threads=${threads}$`).test(p)).length).toBeGreaterThan(0);
+    expect(tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS)).toBe(threads);
+    expect(result.leakedTensors).toBe(0);
+  }, 120000);
 
   for (const spec of TRAINING_MODELS) {
     describe(spec.id, () => {
@@ -53,7 +86,7 @@ describe('bench:training models (cpu)', () => {
           dropIn: ['ConvolutionBackpropFilters'],
         };
         for (const config of ['tfjs', 'dropIn'] as const) {
-          const c = result.configs[config];
+          const c = result.configs[config]!;
           expect(c.error).withContext(config).toBeNull();
           expect(c.stepMs.length).withContext(config).toBe(1);
           expect(Number.isFinite(c.lastLoss)).withContext(`${config}: loss ${c.lastLoss}`).toBe(true);
