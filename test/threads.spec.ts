@@ -134,16 +134,22 @@ for (const backend of ['cpu', 'wasm']) {
     });
 
     it('reads only what its steps packed, zeroes every sum and stores every filter element: the same values, no NaN, with 16 steps on one thread and the sums, staging and filter memory poisoned', async () => {
-      const whole = await runAll(1);
+      const steps = simdTesting.oneThreadSteps;
+      expect(steps).withContext('one thread runs in steps by default').toBe(16);
+      simdTesting.oneThreadSteps = 1;
+      let whole;
+      try {
+        whole = await runAll(1);
+      } finally {
+        simdTesting.oneThreadSteps = steps;
+      }
       simdTesting.poison = true;
-      simdTesting.oneThreadSteps = 16;
       try {
         const stepped = await runAll(1);
-        expectBitwiseEqual(stepped.values, whole.values, '16 steps on one thread, poisoned');
+        expectBitwiseEqual(stepped.values, whole.values, '16 steps on one thread against the chunk packed whole, poisoned');
         expectBitwiseEqual((await runAll(2)).values, whole.values, '2 threads, poisoned');
       } finally {
         simdTesting.poison = false;
-        simdTesting.oneThreadSteps = 1;
       }
     });
 
@@ -172,7 +178,7 @@ describe('the thread plan', () => {
   });
   afterAll(restoreSuiteThreads);
 
-  it('splits a layer over its output units whatever the thread count: only the unit parts and steps change', async () => {
+  it('splits a layer over its output units whatever the thread count: only the unit parts change', async () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
     await simdThreadsReady();
     const two = simdPlanOf(res2());
@@ -183,7 +189,7 @@ describe('the thread plan', () => {
     expect(two.reason).toBeUndefined();
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
     const one = simdPlanOf(res2());
-    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, steps: 1});
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1});
   });
 
   it('runs a chunk in steps whose tasks cover every row × unit once, each following the one before on its sums', async () => {
