@@ -106,8 +106,7 @@ const PACK_BYTES = 32 * 2 ** 20;
  * packing the lines a step reads just before the step's tasks run. On threads the workers start
  * once the first step's lines are packed, the calling thread's packing of the rest overlaps
  * their work, and the tasks of the last step are short. On one thread the lines a step packed
- * are still in cache when its task reads them: 1×1 and depthwise layers run 10–18% faster than
- * with the chunk packed whole first (docs/threads.md).
+ * are still in cache when its task reads them (docs/threads.md).
  */
 const STEPS = 16;
 /**
