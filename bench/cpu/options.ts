@@ -20,10 +20,22 @@ export interface Options {
   out: string | null;
   /**
    * The result files' name: 'cpu' for the default run, with '-training' (--training-only),
-   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop) and '-relaxed-ab' appended, so
-   * bench/results holds the latest run of each kind.
+   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop), '-relaxed-ab' and, on a Node other
+   * than 20 (this machine's), '-node<major>' appended, so bench/results holds the latest run of
+   * each kind.
    */
   resultName: string;
+}
+
+/**
+ * The Node major of this machine (and CI): its runs write the unsuffixed result files. A run on
+ * another Node (`npx -p node@24 npm run bench`: relaxed SIMD on by default, a newer V8) writes
+ * files of its own.
+ */
+const MACHINE_NODE_MAJOR = 20;
+
+function nodeMajor(): number {
+  return Number(process.versions.node.split('.')[0]);
 }
 
 function nonNegativeNumber(text: string, flag: string): number {
@@ -38,7 +50,7 @@ const COMMAND = {
   summary: "Ours on cpu and wasm on 1 thread and on N threads, PyTorch (channels-last) on the same threads, tfjs's\n" +
       'built-in cpu kernel, on the ResNet/GoogLeNet layers and shapes_tfjs_training. Writes cpu.{md,json,svg}.',
   options: {
-    'runs': valueOption('N', 'timed runs per implementation and workload', 5, positiveInteger),
+    'runs': valueOption('N', 'timed runs per implementation and workload (TypeScript loops: at most 5)', 9, positiveInteger),
     'key-runs': valueOption('N', "timed runs on the key workloads (ResNet-50 res2/res3 3x3, the built-in's shape; at least --runs)", 15, positiveInteger),
     'training-runs': valueOption('N', 'timed runs per implementation on each training layer', 15, positiveInteger),
     'threads': valueOption('N', 'the "all threads" columns on N threads; PyTorch gets the same number', null as number | null,
@@ -73,7 +85,8 @@ export function parseOptions(argv: readonly string[]): Options {
     training: values['no-training'] ? 'no' : values['training-only'] ? 'only' : 'yes',
     out: values.out,
     resultName: ['cpu', values['training-only'] ? 'training' : null, values.threads !== null ? `threads${values.threads}` : null,
-                 values['min-mflop'] !== null ? `min-mflop${values['min-mflop']}` : null, values['relaxed-ab'] ? 'relaxed-ab' : null]
+                 values['min-mflop'] !== null ? `min-mflop${values['min-mflop']}` : null, values['relaxed-ab'] ? 'relaxed-ab' : null,
+                 nodeMajor() !== MACHINE_NODE_MAJOR ? `node${nodeMajor()}` : null]
                     .filter(part => part !== null).join('-'),
   };
 }

@@ -99,7 +99,8 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
       r.files} files parsed and checked); NXC input, XIO filter, float32; batch scaled down from the files' and stated.`);
   out.push(`Each implementation: 1 warm-up call (it also measures memory), then ${r.options.runs} timed run${r.options.runs === 1 ? '' : 's'}, ` +
            `round-robin with the others on the same workload, every other round in reverse order (${keyRuns} on the key ` +
-           `workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape; wasm built-in: ${Math.min(r.options.runs, 3)}); ` +
+           `workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape; TypeScript loops: at most 5; wasm built-in: ${
+               Math.min(r.options.runs, 3)}); ` +
            `a run is one call until its result is read back. Ours on ${n} threads: CONV_BACKPROP_FILTERS_THREADS ${n}, ` +
            `problems under the threshold (CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, docs/threads.md) stay on one thread, ` +
            `as they do for a user. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest ` +
