@@ -19,14 +19,18 @@ registerCpuLoopsBackend();
 // 'tensorflow': tfjs-node's when it loads, else the test backend of that name (see test/backends.ts).
 if (!TENSORFLOW_BACKEND.loaded) registerTensorflowTestBackend();
 
-// Node 20 validates WebAssembly relaxed SIMD only behind a V8 flag (Node ≥ 21 and Chromium by
-// default). The flag goes on, before the package first compiles its relaxed build, so that the
-// specs asking for that build (CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD true) run it here too; the
-// rest of the suite keeps the engine's own default, the plain build.
-if (!WebAssembly.validate(Uint8Array.from(atob(MICRO_KERNELS_RELAXED_WASM_BASE64), c => c.charCodeAt(0)))) {
-  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
-  tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, false);
-}
+/**
+ * Whether this Node validates WebAssembly relaxed SIMD on its own (Node ≥ 21; Node 20 only behind
+ * a V8 flag): the build a fresh process of this Node, such as the packed package's, runs by default.
+ */
+export const ENGINE_RELAXED_SIMD =
+    WebAssembly.validate(Uint8Array.from(atob(MICRO_KERNELS_RELAXED_WASM_BASE64), c => c.charCodeAt(0)));
+// Where Node needs the flag, it goes on before the package first compiles its relaxed build, so
+// that the specs asking for that build (CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD true) run it here
+// too. The rest of the suite runs the plain build on every Node, whose values are the same on
+// every machine.
+if (!ENGINE_RELAXED_SIMD) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, false);
 
 // The SIMD path of the cpu and wasm kernels on two threads for every problem with two tasks or
 // more, however small (test/threads.spec.ts compares 1, 2, 3 and 8 threads bitwise and checks
@@ -55,6 +59,7 @@ jasmine.getEnv().addReporter({
       console.log(`\nnode: @tensorflow/tfjs-node does not load here (${
           TENSORFLOW_BACKEND.reason}); the tensorflow specs ran on the test backend of tfjs-cpu kernels`);
     }
-    console.log(`\nnode: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
+    console.log(`\nnode ${process.version}, ${ENGINE_RELAXED_SIMD ? 'relaxed SIMD by default' : 'relaxed SIMD behind a V8 flag'}`);
+    console.log(`node: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   },
 });
