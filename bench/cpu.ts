@@ -110,7 +110,9 @@ async function main() {
       if (key === 'pytorch') {
         notes.push(`PyTorch ${started.hello.torch} (Python ${started.hello.python}, oneDNN ${
             started.hello.mkldnn ? 'available' : 'not available'}): aten::convolution_backward, weight gradient only, on ` +
-                   `channels-last tensors (2-D, 3-D; 1-D channels-first), torch.set_num_threads(1) and (${threads}).`);
+                   `channels-last tensors (2-D, 3-D; 1-D channels-first), torch.set_num_threads(1) and (${threads}); ` +
+                   `after each call on ${threads} threads the bench idles 20 ms, untimed, while PyTorch's OpenMP workers ` +
+                   `spin down (bench/cpu/pytorch.ts).`);
       }
     }
   } else {

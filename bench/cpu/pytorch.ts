@@ -62,6 +62,15 @@ export class PyTorch {
   }
 }
 
+/**
+ * After a call on more than one thread, PyTorch's OpenMP workers (libgomp, OMP_WAIT_POLICY unset,
+ * as a PyTorch user runs it) spin before they sleep: 7.6–8.0 ms of a core's time after a 2-thread
+ * call of MobileNet-0.25 conv2_1/sep here (process CPU time over 10–500 ms of idle after the call;
+ * 0.1 ms with OMP_WAIT_POLICY=PASSIVE). The next implementation's timed run would share a core
+ * with them, so after each such call the bench waits this long, untimed.
+ */
+const OPENMP_SETTLE_MS = 20;
+
 /** PyTorch on one server's threads: 'pytorch' on 1 thread, 'pytorchThreads' on N. */
 export function pytorchImpl(torch: PyTorch, hello: PyTorchHello, key: 'pytorch'|'pytorchThreads'): Impl {
   return {
@@ -84,7 +93,11 @@ export function pytorchImpl(torch: PyTorch, hello: PyTorchHello, key: 'pytorch'|
           return {values: null, ms: NaN, memory: {peakRss: peakRssBytes, wasmGrowth: null, wasmTotal: null, tfPeak: null}};
         },
         // PyTorch times its call itself (no read-back to amortize): one call per run.
-        call: async () => (await torch.request<{ms: number}>({op: 'call'})).ms,
+        call: async () => {
+          const {ms} = await torch.request<{ms: number}>({op: 'call'});
+          if (hello.threads > 1) await new Promise(resolve => setTimeout(resolve, OPENMP_SETTLE_MS));
+          return ms;
+        },
         dispose: async () => void await torch.request({op: 'free'}),
       };
     },
