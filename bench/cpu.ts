@@ -37,7 +37,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import {computeGeometry, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../kernels/index';
+import {computeGeometry, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../kernels/index';
 
 import {cpuBuiltInImpl, Impl, ImplKey, opName, ourImpl, tfjsWasmHeap, wasmBuiltInImpl} from './cpu/implementations';
 import {commandLine, parseOptions} from './cpu/options';
@@ -86,7 +86,10 @@ async function main() {
   const notes: string[] = [];
   if (ready !== threads) notes.push(`Only ${ready} of ${threads} threads started here: the "${threads} threads" rows ran on ${ready}.`);
   notes.push(`Ours on ${threads} threads: CONV_BACKPROP_FILTERS_THREADS ${threads}, threshold CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP ${
-      tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP)} (problems below it run on one thread).`);
+      tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP)} (problems below it run on one thread); ` +
+      `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE ${tf.env().getBool(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)} (true, the default: ` +
+      `a problem's second call times one thread, and a problem whose threaded calls measure slower runs on one thread; ` +
+      `docs/threads.md).`);
   const relaxedAvailable = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
   if (options.relaxedAb && !relaxedAvailable) throw new Error('--relaxed-ab: this engine does not validate WebAssembly relaxed SIMD');
   // Without --relaxed-ab every row runs the build the engine picks; with it, ours cpu/wasm rows run the plain one.

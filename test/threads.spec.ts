@@ -2,9 +2,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import {spawnSync} from 'child_process';
 import * as path from 'path';
 
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
 import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, ThreadPool, threadPoolTesting} from '../kernels/host/simd/thread_pool';
+import {ThreadChoice, ThreadOutcomes, ThreadWay} from '../kernels/host/simd/thread_outcomes';
 import {claimAndRun, CLAIM, CLAIMED, CLOSED, CONTROL_WORDS, DONE, FINISHED, JOB, OPEN, openClaim, PROGRESS, READY, TASK_BITS, TASK_COUNT, TASK_STATE_BITS, TASK_STATES, taskState, WAKE} from '../kernels/host/simd/thread_protocol';
 import {CASES} from './cases';
 import {SUITE_THREADS} from './helpers/setup';
@@ -390,6 +391,90 @@ describe('the pool (thread_pool.ts)', () => {
     expect(published[1]).not.toBe(opened[1]);
     expect(published[2]).toBe(before[2]);
     pool.dispose();
+  });
+});
+
+describe('threads that do not pay (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)', () => {
+  const input = () => tf.tensor(seededValues(2 * 28 * 28 * 64, 7), [2, 28, 28, 64]);
+  const outputDelta = () => tf.tensor(seededValues(2 * 28 * 28 * 64, 8), [2, 28, 28, 64]);
+  const attrs = {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]};
+  const res2 = () => tf.tidy(() => convolutionBackpropFilters(input(), outputDelta(), attrs).dataSync() as Float32Array);
+  const res2Plan = () => simdPlanOf(computeGeometry(
+      'ConvolutionBackpropFilters', {input: {shape: [2, 28, 28, 64], dtype: 'float32'}, outputDelta: {shape: [2, 28, 28, 64], dtype: 'float32'}},
+      attrs));
+  /** The suite's outcomes, replaced for a spec. */
+  let suiteOutcomes: ThreadOutcomes;
+  let lines: string[];
+  const paths = () => lines.filter(l => l.startsWith(VERBOSE_PREFIX)).map(l => l.split(',')[4]);
+
+  /** Real outcomes that also keep every call's record. */
+  class RecordedOutcomes extends ThreadOutcomes {
+    readonly records: Array<[ThreadWay, number]> = [];
+    override record(key: string, way: ThreadWay, ms: number) {
+      this.records.push([way, ms]);
+      super.record(key, way, ms);
+    }
+  }
+
+  beforeAll(async () => {
+    suiteOutcomes = simdTesting.threadOutcomes;
+    await tf.setBackend('cpu');
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    expect(await simdThreadsReady()).toBe(2);
+  });
+  beforeEach(() => {
+    lines = [];
+    spyOn(console, 'log').and.callFake((...args: unknown[]) => lines.push(args.map(String).join(' ')));
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, true);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, true);
+  });
+  afterEach(() => {
+    tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
+    simdTesting.threadOutcomes = suiteOutcomes;
+  });
+  afterAll(restoreSuiteThreads);
+
+  it('is on by default', () => {
+    const registry = (tf.env() as unknown as {flagRegistry: Record<string, {evaluationFn: () => boolean}>}).flagRegistry;
+    expect(registry[CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE].evaluationFn()).toBe(true);
+  });
+
+  it("times a problem's calls on threads and on one thread, with the same values, and records each call", () => {
+    const outcomes = new RecordedOutcomes();
+    simdTesting.threadOutcomes = outcomes;
+    const values = [res2(), res2(), res2()];
+    expect(paths()).toEqual(['simd threads=2', 'simd threads=1 (timing one thread)', jasmine.stringMatching(/^simd threads=[12]/)]);
+    expect(outcomes.records.slice(0, 2).map(([way]) => way)).toEqual(['threads', 'one']);
+    expect(outcomes.records.length).toBe(3);
+    expect(outcomes.records.every(([, ms]) => ms > 0)).toBeTrue();
+    for (const other of values.slice(1)) expect(bits(other)).withContext('threads and one thread').toEqual(bits(values[0]));
+  });
+
+  it('runs on one thread while threads have been slower, says so in the plan and the verbose line, with the same values', () => {
+    const threaded = res2();
+    simdTesting.threadOutcomes = new class extends ThreadOutcomes {
+      override next(): ThreadChoice {
+        return {way: 'one', reason: 'measured'};
+      }
+      override peek(): ThreadChoice {
+        return {way: 'one', reason: 'measured'};
+      }
+    }();
+    expect([res2Plan().threads, res2Plan().reason]).toEqual([1, '2 threads measured slower']);
+    const alone = res2();
+    expect(paths()).toEqual(['simd threads=2', 'simd threads=1 (2 threads measured slower)']);
+    expect(bits(alone)).withContext('one thread by choice').toEqual(bits(threaded));
+  });
+
+  it('neither chooses nor records with the flag false', () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
+    const outcomes = new RecordedOutcomes();
+    simdTesting.threadOutcomes = outcomes;
+    res2();
+    res2();
+    expect(paths()).toEqual(['simd threads=2', 'simd threads=2']);
+    expect(outcomes.records).toEqual([]);
   });
 });
 

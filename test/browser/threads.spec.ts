@@ -12,7 +12,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
 
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady} from '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady} from '../../kernels/index';
 import {CASES} from '../cases';
 import {runHostileSample} from '../fuzz/hostile';
 import {generateProblem} from '../fuzz/problems';
@@ -60,6 +60,8 @@ describe(`cpu and wasm kernels on a ${isolated ? 'cross-origin-isolated' : 'plai
     setWasmPaths('/base/node_modules/@tensorflow/tfjs-backend-wasm/dist/');
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, THREADS);
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    // Every call on the threads asked for, whether they have paid for the problem or not.
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
   });
   afterAll(async () => {
     if (previousBackend) await tf.setBackend(previousBackend);

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import * as v8 from 'v8';
 import '@tensorflow/tfjs-backend-wasm';
-import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../../kernels/index';
+import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../../kernels/index';
 import {MICRO_KERNELS_RELAXED_WASM_BASE64} from '../../kernels/host/simd/micro_kernels_wasm.generated';
 
 import {TENSORFLOW_BACKEND} from '../backends';
@@ -33,11 +33,13 @@ if (!ENGINE_RELAXED_SIMD) v8.setFlagsFromString('--experimental-wasm-relaxed-sim
 tf.env().set(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, false);
 
 // The SIMD path of the cpu and wasm kernels on two threads for every problem with two tasks or
-// more, however small (test/threads.spec.ts compares 1, 2, 3 and 8 threads bitwise and checks
-// the threshold's default); the workers are ready before the first spec.
+// more, however small, whether threads have paid for it or not (test/threads.spec.ts compares 1,
+// 2, 3 and 8 threads bitwise and checks the threshold's default and the adaptive choice); the
+// workers are ready before the first spec.
 export const SUITE_THREADS = 2;
 tf.env().set(CONV_BACKPROP_FILTERS_THREADS, SUITE_THREADS);
 tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
 
 beforeAll(async () => {
   await tf.setBackend('cpu');

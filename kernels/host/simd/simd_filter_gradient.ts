@@ -6,6 +6,7 @@ import {windowRanges} from '../filter_gradient';
 
 import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
 import {CONTROL_BYTES, MAX_TASKS} from './thread_protocol';
+import {ThreadChoice, ThreadOutcomes} from './thread_outcomes';
 import {MAX_THREADS, reportedCores, ThreadPool, threadsUnavailable} from './thread_pool';
 
 /**
@@ -36,6 +37,14 @@ export const CONV_BACKPROP_FILTERS_THREADS = 'CONV_BACKPROP_FILTERS_THREADS';
  */
 export const CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP = 'CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP';
 
+/**
+ * The tfjs flag letting each problem's calls run on one thread while that has been faster than
+ * the threads asked for (thread_outcomes.ts): on a machine whose other cores are busy, threads
+ * can cost more than they gain. false runs every problem over the threshold on the threads asked
+ * for, faster or not. Default true.
+ */
+export const CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE = 'CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE';
+
 /** The default thread count never exceeds this (memory bandwidth, not cores, limits beyond it). */
 export const DEFAULT_MAX_THREADS = 8;
 /** Default of CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (docs/threads.md: the layers that chose it). */
@@ -47,6 +56,7 @@ export function registerWasmSimdFlag() {
   registerFlagOnce(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, () => microKernelModule('RELAXED') !== null);
   registerFlagOnce(CONV_BACKPROP_FILTERS_THREADS, () => Math.min(reportedCores(), DEFAULT_MAX_THREADS));
   registerFlagOnce(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, () => DEFAULT_THREADS_MIN_MFLOP);
+  registerFlagOnce(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, () => true);
 }
 
 export function wasmSimdEnabled(): boolean {
@@ -125,6 +135,8 @@ export const simdTesting = {
    * no task zeroes or a filter element no task stores.
    */
   poison: false,
+  /** Each problem's recent wall times on threads and on one thread (cleared by tests). */
+  threadOutcomes: new ThreadOutcomes(),
 };
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
@@ -388,11 +400,12 @@ function linesThrough(depth: SpatialAxis, height: SpatialAxis, blockRows: number
 /**
  * The plan of a call: the split from the problem alone, the threads from the flags and what
  * this runtime allows now. `readyThreads(wanted)` says how many threads a started pool has
- * ready (undefined where threads cannot run, with `unavailable` saying why).
+ * ready (undefined where threads cannot run, with `unavailable` saying why); `choose`, where
+ * threads could run, whether they have paid for this problem (ThreadOutcomes).
  */
 function planOf(
     layout: Layout, batch: number, relaxed: boolean, requested: number, unavailable: string|undefined,
-    readyThreads: ((wanted: number) => number)|undefined): SimdPlan {
+    readyThreads: ((wanted: number) => number)|undefined, choose?: () => ThreadChoice): SimdPlan {
   const {units, reductionRows, flops} = layout;
   // Too few units to share: slices of the reduction at boundaries fixed by the problem.
   const slices = units >= MIN_PARALLEL_UNITS ? 1 : Math.min(reductionRows, Math.ceil(MIN_PARALLEL_UNITS / units));
@@ -411,6 +424,10 @@ function planOf(
     } else {
       threads = readyThreads(requested);
       if (threads < requested) reason = threads === 1 ? 'workers starting' : `${threads} of ${requested} ready`;
+      const choice = threads > 1 ? choose?.() : undefined;
+      if (choice?.way === 'one') {
+        [threads, reason] = [1, choice.reason === 'measured' ? `${threads} threads measured slower` : choice.reason];
+      }
     }
   }
   const unitParts = threads === 1 ? 1 : Math.min(units, Math.ceil(TASKS_PER_THREAD * threads / slices));
@@ -423,12 +440,26 @@ function planOf(
 
 /** The plan a call of `geometry` would run now, without running it (tests, benches). */
 export function simdPlanOf(geometry: FilterGradientGeometry): SimdPlan {
+  const layout = layoutOf(geometry);
   const relaxed = relaxedSimdChosen();
   const requested = requestedThreads();
   const pool = currentThreadPool();
   return planOf(
-      layoutOf(geometry), geometry.batch, relaxed, requested, threadsUnavailable(),
-      pool === undefined ? undefined : wanted => pool.readyThreads(wanted));
+      layout, geometry.batch, relaxed, requested, threadsUnavailable(),
+      pool === undefined ? undefined : wanted => pool.readyThreads(wanted),
+      threadsAdaptive() ? () => simdTesting.threadOutcomes.peek(outcomeKey(layout, geometry.batch, relaxed, requested)) :
+                          undefined);
+}
+
+function threadsAdaptive(): boolean {
+  registerWasmSimdFlag();
+  return env().getBool(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE);
+}
+
+/** A problem as ThreadOutcomes knows it: what sets the work and the split, and the threads asked for. */
+function outcomeKey(layout: Layout, batch: number, relaxed: boolean, requested: number): string {
+  return [batch, layout.flops, layout.units, layout.reductionRows, layout.srcSampleBytes, layout.dstSampleBytes,
+          layout.sumCount, relaxed ? 'relaxed' : 'plain', requested].join(' ');
 }
 
 const sharedBuild = (relaxed: boolean): Build => relaxed ? 'SHARED_RELAXED' : 'SHARED_PLAIN';
@@ -458,12 +489,21 @@ export function computeFilterGradientSimd(
     pool = poolFor(sharedBuild(relaxed));
     pool?.pool.ensureWorkers(requested - 1);
   }
+  // Where threads could run, whether they have paid for this problem; the call's time is recorded below.
+  const outcomes = simdTesting.threadOutcomes;
+  const key = outcomeKey(layout, geometry.batch, relaxed, requested);
+  let chosen: ThreadChoice|undefined;
   const plan = planOf(
       layout, geometry.batch, relaxed, requested, threadsUnavailable(),
-      pool === undefined ? undefined : wanted => pool!.pool.readyThreads(wanted));
+      pool === undefined ? undefined : wanted => pool!.pool.readyThreads(wanted),
+      threadsAdaptive() ? () => chosen = outcomes.next(key) : undefined);
   const threaded = plan.threads > 1 && pool !== undefined;
   const instance = threaded ? pool!.instance : privateInstance(relaxed ? 'RELAXED' : 'PLAIN');
+  const started = performance.now();
   const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
+  if (chosen !== undefined && result !== null && result !== 'stalled') {
+    outcomes.record(key, chosen.way, performance.now() - started);
+  }
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
     const alone = {...plan, threads: 1, unitParts: 1, steps: 1, reason: 'pool failed'};
