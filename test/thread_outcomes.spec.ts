@@ -1,4 +1,4 @@
-import {KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, ThreadWay} from '../kernels/host/simd/thread_outcomes';
+import {KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
 
 /**
  * The choice between threads and one thread from a problem's recent wall times
@@ -19,16 +19,36 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
   const ways = (choices: ThreadChoice[]): ThreadWay[] => choices.map(c => c.way);
   const count = (choices: ThreadChoice[], way: ThreadWay) => choices.filter(c => c.way === way).length;
 
-  it('runs the first call on threads and times one thread on the second, then stays on threads while they are faster', () => {
+  /** The calls of `choices` that start a run of `way` (the first call, or one after the other way). */
+  const runStarts = (choices: ThreadChoice[], way: ThreadWay) =>
+      choices.map((c, i) => c.way === way && (i === 0 || choices[i - 1].way !== way) ? i : -1).filter(i => i >= 0);
+  const runLengths = (choices: ThreadChoice[], way: ThreadWay) =>
+      runStarts(choices, way).map(start => {
+        let end = start;
+        while (end < choices.length && choices[end].way === way) end++;
+        return end - start;
+      });
+  const SETTLED = 2 * TRIAL_CALLS;  // a try of the threads, then a try of one thread
+
+  it(`runs the first ${TRIAL_CALLS} calls on threads and the next ${TRIAL_CALLS} on one thread, then stays on threads while they are faster`, () => {
     const outcomes = new ThreadOutcomes();
     const choices = runCalls(outcomes, 'layer', 40, 5, 9);
-    expect(choices.slice(0, 3)).toEqual([{way: 'threads'}, {way: 'one', reason: 'timing one thread'}, {way: 'threads'}]);
-    expect(count(choices.slice(2), 'one')).toBe(0);
+    expect(choices.slice(0, SETTLED + 1)).toEqual([
+      ...new Array(TRIAL_CALLS).fill({way: 'threads'}), ...new Array(TRIAL_CALLS).fill({way: 'one', reason: 'timing one thread'}),
+      {way: 'threads'},
+    ]);
+    expect(count(choices.slice(SETTLED), 'one')).toBe(0);
+  });
+
+  it(`keeps threads that are slower by less than ${ONE_THREAD_MARGIN}×`, () => {
+    const outcomes = new ThreadOutcomes();
+    const choices = runCalls(outcomes, 'layer', SETTLED + 20, 9.5, 9);
+    expect(count(choices.slice(SETTLED), 'one')).toBe(0);
   });
 
   it('moves to one thread once the threads are slower in the median of the calls kept, and says why', () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'layer', 10, 5, 9);
+    runCalls(outcomes, 'layer', SETTLED + 5, 5, 9);
     // The machine gets busy: calls on threads now take 20 ms. The median moves after the third.
     const choices = runCalls(outcomes, 'layer', 6, 20, 9);
     expect(ways(choices)).toEqual(['threads', 'threads', 'threads', 'one', 'one', 'one']);
@@ -37,42 +57,49 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
 
   it('does not move on one slow call', () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'layer', 10, 5, 9);
+    runCalls(outcomes, 'layer', SETTLED + 5, 5, 9);
     runCalls(outcomes, 'layer', 1, 50, 9);
     expect(ways(runCalls(outcomes, 'layer', 20, 5, 9))).toEqual(new Array(20).fill('threads'));
   });
 
-  it(`on one thread, tries the threads every ${THREADS_RETRY_CALLS} calls while they stay slower`, () => {
+  it(`on one thread, tries the threads in runs of ${TRIAL_CALLS} calls every ${THREADS_RETRY_CALLS} while they stay slower`, () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'layer', 2, 20, 9);
+    runCalls(outcomes, 'layer', SETTLED, 20, 9);
     const choices = runCalls(outcomes, 'layer', 4 * THREADS_RETRY_CALLS, 20, 9);
-    const tries = choices.map((c, i) => c.way === 'threads' ? i : -1).filter(i => i >= 0);
+    const tries = runStarts(choices, 'threads');
     expect(tries.length).toBe(4);
     expect(tries.slice(1).map((at, i) => at - tries[i])).toEqual([THREADS_RETRY_CALLS, THREADS_RETRY_CALLS, THREADS_RETRY_CALLS]);
+    expect(runLengths(choices, 'threads')).toEqual([TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS]);
   });
 
-  it('goes back to threads within a few calls once a try of them beats one thread', () => {
+  it('goes back to threads with the first try after the machine got quiet, though its first call is slow', () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'layer', 2 + 2 * THREADS_RETRY_CALLS, 20, 9);
-    // The machine is quiet again: threads take 5 ms. The first try that shows it is followed by more.
-    const choices = runCalls(outcomes, 'layer', THREADS_RETRY_CALLS + 10, 5, 9);
+    runCalls(outcomes, 'layer', SETTLED + 2 * THREADS_RETRY_CALLS, 20, 9);
+    // Threads take 5 ms again, but the first call of a try pays for waking the workers: 12 ms.
+    const choices: ThreadChoice[] = [];
+    for (let i = 0; i < THREADS_RETRY_CALLS + 10; i++) {
+      const choice = outcomes.next('layer');
+      const first = choice.way === 'threads' && (i === 0 || choices[i - 1].way !== 'threads');
+      outcomes.record('layer', choice.way, choice.way === 'one' ? 9 : first ? 12 : 5);
+      choices.push(choice);
+    }
     const firstTry = choices.findIndex(c => c.way === 'threads');
     expect(firstTry).toBeLessThan(THREADS_RETRY_CALLS);
     expect(ways(choices.slice(firstTry))).toEqual(new Array(choices.length - firstTry).fill('threads'));
   });
 
-  it(`on threads, times one thread again every ${ONE_THREAD_RETRY_CALLS} calls`, () => {
+  it(`on threads, tries one thread in runs of ${TRIAL_CALLS} calls every ${ONE_THREAD_RETRY_CALLS}`, () => {
     const outcomes = new ThreadOutcomes();
-    const choices = runCalls(outcomes, 'layer', 2 + 2 * ONE_THREAD_RETRY_CALLS, 5, 9);
-    const timings = choices.map((c, i) => c.way === 'one' ? i : -1).filter(i => i >= 0);
-    expect(timings).toEqual([1, 1 + ONE_THREAD_RETRY_CALLS, 1 + 2 * ONE_THREAD_RETRY_CALLS]);
+    const choices = runCalls(outcomes, 'layer', TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS + TRIAL_CALLS, 5, 9);
+    expect(runStarts(choices, 'one')).toEqual([TRIAL_CALLS, TRIAL_CALLS + ONE_THREAD_RETRY_CALLS, TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS]);
+    expect(runLengths(choices, 'one')).toEqual([TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS]);
     expect(choices.filter(c => c.way === 'one').every(c => c.reason === 'timing one thread')).toBeTrue();
   });
 
   it('keeps each problem apart, peeks without counting, and forgets the least recently used beyond its limit', () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'slow on threads', 2 + KEPT_CALLS, 20, 9);
-    runCalls(outcomes, 'fast on threads', 2 + KEPT_CALLS, 5, 9);
+    runCalls(outcomes, 'slow on threads', SETTLED + KEPT_CALLS, 20, 9);
+    runCalls(outcomes, 'fast on threads', SETTLED + KEPT_CALLS, 5, 9);
     expect(outcomes.peek('slow on threads')).toEqual({way: 'one', reason: 'measured'});
     expect(outcomes.peek('fast on threads')).toEqual({way: 'threads'});
     expect(outcomes.peek('never called')).toEqual({way: 'threads'});

@@ -6,16 +6,28 @@
  * wall times of its last calls on threads and on one thread, and runs on one thread while that
  * is faster, trying the threads again from time to time.
  *
+ * The way not taken is tried in a run of TRIAL_CALLS calls, whose times replace those kept of
+ * that way: the first call on threads after a while on one thread pays for waking the workers,
+ * and the first on one thread runs with a cold cache, so one call alone would judge each way by
+ * its worst case, and older times are from before the machine changed.
+ *
  * The values do not depend on the choice: one thread and N threads sum every output in the same
  * blocks and order.
  */
 
 /** Calls kept per problem and way; the choice compares their medians, so one slow call moves nothing. */
 export const KEPT_CALLS = 5;
-/** While one thread is faster, every this many calls tries the threads once. */
-export const THREADS_RETRY_CALLS = 32;
-/** While threads are faster, every this many calls times one thread once (the machine may have changed). */
-export const ONE_THREAD_RETRY_CALLS = 256;
+/** Calls in a try of the way not taken (its times replace those kept of that way). */
+export const TRIAL_CALLS = 3;
+/** While one thread is faster, every this many calls tries the threads. */
+export const THREADS_RETRY_CALLS = 64;
+/** While threads are faster, every this many calls tries one thread (the machine may have changed). */
+export const ONE_THREAD_RETRY_CALLS = 512;
+/**
+ * One thread is preferred only when the threads' median is this much slower than its own: calls
+ * vary by about as much from one to the next, and a problem whose threads gain little keeps them.
+ */
+export const ONE_THREAD_MARGIN = 1.1;
 /** Problems remembered: the least recently used is forgotten beyond this. */
 export const KEPT_PROBLEMS = 256;
 
@@ -26,9 +38,9 @@ export type ThreadWay = 'threads'|'one';
 export interface ThreadChoice {
   readonly way: ThreadWay;
   /**
-   * Why one thread (undefined on threads): `measured` while one thread has been faster,
-   * `timing one thread` for the call that times it, the problem's second and then every
-   * ONE_THREAD_RETRY_CALLS-th while threads are faster.
+   * Why one thread (undefined on threads): `measured` while one thread has been faster, `timing
+   * one thread` in a try of it (the problem's first TRIAL_CALLS calls after its first
+   * TRIAL_CALLS on threads, then every ONE_THREAD_RETRY_CALLS while threads are faster).
    */
   readonly reason?: 'measured'|'timing one thread';
 }
@@ -36,10 +48,10 @@ export interface ThreadChoice {
 interface Outcome {
   threads: number[];
   one: number[];
-  /** Calls since the way not taken was last tried. */
-  sinceRetry: number;
-  /** The last try of the threads beat one thread's median: try again on the next call. */
-  retryAgain: boolean;
+  /** Calls since the last try of the way not taken began. */
+  sinceTrial: number;
+  /** The way being tried and the calls of the try still to come. */
+  trial?: {way: ThreadWay; callsLeft: number};
 }
 
 function median(values: readonly number[]): number {
@@ -48,6 +60,9 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+const choiceOf = (way: ThreadWay, trial: boolean): ThreadChoice =>
+    way === 'threads' ? {way} : {way, reason: trial ? 'timing one thread' : 'measured'};
+
 /** The wall times of each problem's recent calls on threads and on one thread, and the choice they make. */
 export class ThreadOutcomes {
   private readonly outcomes = new Map<string, Outcome>();
@@ -55,55 +70,51 @@ export class ThreadOutcomes {
   /** The way the next call of `key` runs, counted as a call (the caller then records its time). */
   next(key: string): ThreadChoice {
     const outcome = this.outcomeOf(key);
-    const choice = this.choose(outcome);
-    outcome.sinceRetry = choice.way === this.preferred(outcome) ? outcome.sinceRetry + 1 : 0;
-    return choice;
+    const {way, trial} = this.wayOf(outcome);
+    if (outcome.trial !== undefined) {
+      if (--outcome.trial.callsLeft === 0) outcome.trial = undefined;
+    } else if (trial) {
+      // A try replaces the times kept of its way: they are from before the machine changed.
+      (way === 'threads' ? outcome.threads : outcome.one).length = 0;
+      outcome.trial = TRIAL_CALLS > 1 ? {way, callsLeft: TRIAL_CALLS - 1} : undefined;
+      outcome.sinceTrial = 0;
+    }
+    outcome.sinceTrial++;
+    return choiceOf(way, trial);
   }
 
   /** The way a call of `key` would run now, without counting it (plans for tests and benches). */
   peek(key: string): ThreadChoice {
     const outcome = this.outcomes.get(key);
-    return outcome === undefined ? {way: 'threads'} : this.choose(outcome);
+    if (outcome === undefined) return {way: 'threads'};
+    const {way, trial} = this.wayOf(outcome);
+    return choiceOf(way, trial);
   }
 
   /** Adds a call's wall time. */
   record(key: string, way: ThreadWay, ms: number) {
-    const outcome = this.outcomeOf(key);
-    const times = way === 'threads' ? outcome.threads : outcome.one;
-    // A try of the threads while one thread is preferred that beats one thread: the next call tries again.
-    outcome.retryAgain = way === 'threads' && this.preferred(outcome) === 'one' && ms < median(outcome.one);
+    const times = way === 'threads' ? this.outcomeOf(key).threads : this.outcomeOf(key).one;
     times.push(ms);
     if (times.length > KEPT_CALLS) times.shift();
   }
 
-  /** Forgets every problem (tests). */
-  clear() {
-    this.outcomes.clear();
-  }
-
-  /** The faster way by the medians kept; threads until both have been timed. */
-  private preferred(outcome: Outcome): ThreadWay {
-    if (outcome.threads.length === 0 || outcome.one.length === 0) return 'threads';
-    return median(outcome.threads) < median(outcome.one) ? 'threads' : 'one';
-  }
-
-  private choose(outcome: Outcome): ThreadChoice {
-    // The first call on threads, the second on one thread: both ways timed.
-    if (outcome.threads.length === 0) return {way: 'threads'};
-    if (outcome.one.length === 0) return {way: 'one', reason: 'timing one thread'};
-    if (this.preferred(outcome) === 'threads') {
-      return outcome.sinceRetry + 1 >= ONE_THREAD_RETRY_CALLS ? {way: 'one', reason: 'timing one thread'} :
-                                                                {way: 'threads'};
+  /** The way of the next call, and whether it is (or starts) a try of the way not preferred. */
+  private wayOf(outcome: Outcome): {way: ThreadWay; trial: boolean} {
+    // The first TRIAL_CALLS calls on threads, the next TRIAL_CALLS on one thread: both ways timed.
+    if (outcome.trial !== undefined) return {way: outcome.trial.way, trial: true};
+    if (outcome.threads.length === 0) return {way: 'threads', trial: true};
+    if (outcome.one.length === 0) return {way: 'one', trial: true};
+    if (median(outcome.threads) <= ONE_THREAD_MARGIN * median(outcome.one)) {
+      return outcome.sinceTrial >= ONE_THREAD_RETRY_CALLS ? {way: 'one', trial: true} : {way: 'threads', trial: false};
     }
-    return outcome.retryAgain || outcome.sinceRetry + 1 >= THREADS_RETRY_CALLS ? {way: 'threads'} :
-                                                                                 {way: 'one', reason: 'measured'};
+    return outcome.sinceTrial >= THREADS_RETRY_CALLS ? {way: 'threads', trial: true} : {way: 'one', trial: false};
   }
 
   /** The outcome of `key`, made the most recently used (created if new; the least recent forgotten). */
   private outcomeOf(key: string): Outcome {
     let outcome = this.outcomes.get(key);
     if (outcome === undefined) {
-      outcome = {threads: [], one: [], sinceRetry: 0, retryAgain: false};
+      outcome = {threads: [], one: [], sinceTrial: 0};
       if (this.outcomes.size >= KEPT_PROBLEMS) this.outcomes.delete(this.outcomes.keys().next().value!);
     } else {
       this.outcomes.delete(key);
