@@ -499,7 +499,8 @@ export function computeFilterGradientSimd(
       threadsAdaptive() ? () => chosen = outcomes.next(key) : undefined);
   const threaded = plan.threads > 1 && pool !== undefined;
   const instance = threaded ? pool!.instance : privateInstance(relaxed ? 'RELAXED' : 'PLAIN');
-  const started = performance.now();
+  // Timed only where threads could run (a context without workers may have no performance clock).
+  const started = chosen !== undefined ? performance.now() : 0;
   const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
   if (chosen !== undefined && result !== null && result !== 'stalled') {
     outcomes.record(key, chosen.way, performance.now() - started);
