@@ -15,7 +15,7 @@
  * Node picks the workloads and starts karma with bench/browser_threads_page.ts (bench/karma_page.ts),
  * which measures and sends the results back as one `BROWSER_THREADS_RESULT {json}` console line.
  * The page fails, and nothing is written, when the page is not cross-origin isolated or a call
- * asked for N threads ran on fewer for a reason a user would not get. Writes bench/results/
+ * asked for N threads ran on fewer for any reason but the threshold. Writes bench/results/
  * cpu-browser.{md,json} (`-threads<N>` appended for N other than 2, `-quick` for a smoke run).
  */
 import * as fs from 'fs';

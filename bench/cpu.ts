@@ -81,15 +81,15 @@ async function main() {
   // The threads of the "all threads" columns, started before the first workload.
   const threads = options.threads ?? tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS);
   if (options.minMflop !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, options.minMflop);
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
   const ready = await simdThreadsReady();
   const notes: string[] = [];
   if (ready !== threads) notes.push(`Only ${ready} of ${threads} threads started here: the "${threads} threads" rows ran on ${ready}.`);
   notes.push(`Ours on ${threads} threads: CONV_BACKPROP_FILTERS_THREADS ${threads}, threshold CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP ${
       tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP)} (problems below it run on one thread); ` +
-      `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE ${tf.env().getBool(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)} (true, the default: ` +
-      `a problem's second call times one thread, and a problem whose threaded calls measure slower runs on one thread; ` +
-      `docs/threads.md).`);
+      `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE false: every call on the threads asked for, to time what they give ` +
+      `(a user's default, true, tries each way on a problem's first calls and keeps the faster: docs/threads.md).`);
   const relaxedAvailable = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
   if (options.relaxedAb && !relaxedAvailable) throw new Error('--relaxed-ab: this engine does not validate WebAssembly relaxed SIMD');
   // Without --relaxed-ab every row runs the build the engine picks; with it, ours cpu/wasm rows run the plain one.

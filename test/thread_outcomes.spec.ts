@@ -40,6 +40,17 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(count(choices.slice(SETTLED), 'one')).toBe(0);
   });
 
+  it("keeps no try's first call: a problem's two slow first calls on threads (warm-ups) do not send it to one thread", () => {
+    const outcomes = new ThreadOutcomes();
+    const choices: ThreadChoice[] = [];
+    for (let i = 0; i < SETTLED + 10; i++) {
+      const choice = outcomes.next('layer');
+      outcomes.record('layer', choice.way, choice.way === 'one' ? 9 : i < 2 ? 100 : 5);
+      choices.push(choice);
+    }
+    expect(count(choices.slice(SETTLED), 'one')).toBe(0);
+  });
+
   it(`keeps threads that are slower by less than ${ONE_THREAD_MARGIN}×`, () => {
     const outcomes = new ThreadOutcomes();
     const choices = runCalls(outcomes, 'layer', SETTLED + 20, 9.5, 9);

@@ -443,7 +443,7 @@ describe('threads that do not pay (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)', () 
   it("times a problem's calls on threads and on one thread, with the same values, and records each call", () => {
     const outcomes = new RecordedOutcomes();
     simdTesting.threadOutcomes = outcomes;
-    const values = [res2(), res2(), res2(), res2(), res2(), res2(), res2()];
+    const values = Array.from({length: 2 * TRIAL_CALLS + 1}, res2);
     expect(paths()).toEqual([
       ...new Array(TRIAL_CALLS).fill('simd threads=2'), ...new Array(TRIAL_CALLS).fill('simd threads=1 (timing one thread)'),
       jasmine.stringMatching(/^simd threads=(2|1 \(2 threads measured slower\))$/),

@@ -6,10 +6,11 @@
  * wall times of its last calls on threads and on one thread, and runs on one thread while that
  * is faster, trying the threads again from time to time.
  *
- * The way not taken is tried in a run of TRIAL_CALLS calls, whose times replace those kept of
- * that way: the first call on threads after a while on one thread pays for waking the workers,
- * and the first on one thread runs with a cold cache, so one call alone would judge each way by
- * its worst case, and older times are from before the machine changed.
+ * The way not taken is tried in a run of TRIAL_CALLS calls, whose times but the first replace
+ * those kept of that way: the first call on threads after a while on one thread pays for waking
+ * the workers, the first on one thread runs with a cold cache, and a problem's very first call
+ * grows the memory and takes the page faults, so a try's first call judges a way by its worst
+ * case; older times are from before the machine changed.
  *
  * The values do not depend on the choice: one thread and N threads sum every output in the same
  * blocks and order.
@@ -17,8 +18,8 @@
 
 /** Calls kept per problem and way; the choice compares their medians, so one slow call moves nothing. */
 export const KEPT_CALLS = 5;
-/** Calls in a try of the way not taken (its times replace those kept of that way). */
-export const TRIAL_CALLS = 3;
+/** Calls in a try of a way (the first is not kept; the others' times replace those kept of that way). */
+export const TRIAL_CALLS = 4;
 /** While one thread is faster, every this many calls tries the threads. */
 export const THREADS_RETRY_CALLS = 64;
 /** While threads are faster, every this many calls tries one thread (the machine may have changed). */
@@ -52,6 +53,8 @@ interface Outcome {
   sinceTrial: number;
   /** The way being tried and the calls of the try still to come. */
   trial?: {way: ThreadWay; callsLeft: number};
+  /** The call now running is a try's first: its time is not kept. */
+  dropTime: boolean;
 }
 
 function median(values: readonly number[]): number {
@@ -71,6 +74,7 @@ export class ThreadOutcomes {
   next(key: string): ThreadChoice {
     const outcome = this.outcomeOf(key);
     const {way, trial} = this.wayOf(outcome);
+    outcome.dropTime = trial && outcome.trial === undefined;
     if (outcome.trial !== undefined) {
       if (--outcome.trial.callsLeft === 0) outcome.trial = undefined;
     } else if (trial) {
@@ -91,9 +95,14 @@ export class ThreadOutcomes {
     return choiceOf(way, trial);
   }
 
-  /** Adds a call's wall time. */
+  /** Adds the wall time of the call `next` chose last (none for a try's first call). */
   record(key: string, way: ThreadWay, ms: number) {
-    const times = way === 'threads' ? this.outcomeOf(key).threads : this.outcomeOf(key).one;
+    const outcome = this.outcomeOf(key);
+    if (outcome.dropTime) {
+      outcome.dropTime = false;
+      return;
+    }
+    const times = way === 'threads' ? outcome.threads : outcome.one;
     times.push(ms);
     if (times.length > KEPT_CALLS) times.shift();
   }
@@ -114,7 +123,7 @@ export class ThreadOutcomes {
   private outcomeOf(key: string): Outcome {
     let outcome = this.outcomes.get(key);
     if (outcome === undefined) {
-      outcome = {threads: [], one: [], sinceTrial: 0};
+      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false};
       if (this.outcomes.size >= KEPT_PROBLEMS) this.outcomes.delete(this.outcomes.keys().next().value!);
     } else {
       this.outcomes.delete(key);
