@@ -135,7 +135,7 @@ export const simdTesting = {
    * no task zeroes or a filter element no task stores.
    */
   poison: false,
-  /** Each problem's recent wall times on threads and on one thread (cleared by tests). */
+  /** Each problem's recent wall times on threads and on one thread, which choose its way (tests put their own in its place). */
   threadOutcomes: new ThreadOutcomes(),
 };
 /** The data one block of positions may span in both tensors: about L1. */
