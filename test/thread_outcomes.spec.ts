@@ -99,10 +99,16 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(ways(choices.slice(firstTry))).toEqual(new Array(choices.length - firstTry).fill('threads'));
   });
 
-  it(`on threads, tries one thread in runs of ${TRIAL_CALLS} calls every ${ONE_THREAD_RETRY_CALLS}`, () => {
+  it(`on threads, tries one thread in runs of ${TRIAL_CALLS} calls every ${ONE_THREAD_RETRY_CALLS} calls times the threads' gain`, () => {
+    // Threads 2× faster: a try every 1,024 calls; 8× faster (8 cores): every 4,096.
+    for (const [threadsMs, spacing] of [[4.5, 2 * ONE_THREAD_RETRY_CALLS], [9 / 8, 8 * ONE_THREAD_RETRY_CALLS]]) {
+      const outcomes = new ThreadOutcomes();
+      const choices = runCalls(outcomes, 'layer', TRIAL_CALLS + 2 * spacing + TRIAL_CALLS, threadsMs, 9);
+      expect(runStarts(choices, 'one')).withContext(`threads ${threadsMs} ms`).toEqual([TRIAL_CALLS, TRIAL_CALLS + spacing, TRIAL_CALLS + 2 * spacing]);
+    }
     const outcomes = new ThreadOutcomes();
-    const choices = runCalls(outcomes, 'layer', TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS + TRIAL_CALLS, 5, 9);
-    expect(runStarts(choices, 'one')).toEqual([TRIAL_CALLS, TRIAL_CALLS + ONE_THREAD_RETRY_CALLS, TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS]);
+    const choices = runCalls(outcomes, 'layer', TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS + TRIAL_CALLS, 9, 9);
+    expect(runStarts(choices, 'one')).withContext('no gain').toEqual([TRIAL_CALLS, TRIAL_CALLS + ONE_THREAD_RETRY_CALLS, TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS]);
     expect(runLengths(choices, 'one')).toEqual([TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS]);
     expect(choices.filter(c => c.way === 'one').every(c => c.reason === 'timing one thread')).toBeTrue();
   });

@@ -22,7 +22,12 @@ export const KEPT_CALLS = 5;
 export const TRIAL_CALLS = 4;
 /** While one thread is faster, every this many calls tries the threads. */
 export const THREADS_RETRY_CALLS = 64;
-/** While threads are faster, every this many calls tries one thread (the machine may have changed). */
+/**
+ * While threads are faster, one thread is tried every this many calls times the threads' gain
+ * (one thread's median ÷ theirs): the machine may have changed, and a try costs 4 calls at
+ * 1/gain speed, so spacing tries by the gain keeps their cost near 4 / 512 of the time on any
+ * number of cores.
+ */
 export const ONE_THREAD_RETRY_CALLS = 512;
 /**
  * One thread is preferred only when the threads' median is this much slower than its own: calls
@@ -41,7 +46,7 @@ export interface ThreadChoice {
   /**
    * Why one thread (undefined on threads): `measured` while one thread has been faster, `timing
    * one thread` in a try of it (the problem's first TRIAL_CALLS calls after its first
-   * TRIAL_CALLS on threads, then every ONE_THREAD_RETRY_CALLS while threads are faster).
+   * TRIAL_CALLS on threads, then from time to time while threads are faster).
    */
   readonly reason?: 'measured'|'timing one thread';
 }
@@ -113,8 +118,10 @@ export class ThreadOutcomes {
     if (outcome.trial !== undefined) return {way: outcome.trial.way, trial: true};
     if (outcome.threads.length === 0) return {way: 'threads', trial: true};
     if (outcome.one.length === 0) return {way: 'one', trial: true};
-    if (median(outcome.threads) <= ONE_THREAD_MARGIN * median(outcome.one)) {
-      return outcome.sinceTrial >= ONE_THREAD_RETRY_CALLS ? {way: 'one', trial: true} : {way: 'threads', trial: false};
+    const [threads, one] = [median(outcome.threads), median(outcome.one)];
+    if (threads <= ONE_THREAD_MARGIN * one) {
+      const retryCalls = ONE_THREAD_RETRY_CALLS * Math.max(1, one / threads);
+      return outcome.sinceTrial >= retryCalls ? {way: 'one', trial: true} : {way: 'threads', trial: false};
     }
     return outcome.sinceTrial >= THREADS_RETRY_CALLS ? {way: 'threads', trial: true} : {way: 'one', trial: false};
   }
