@@ -18,7 +18,7 @@ import * as path from 'path';
 import {convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, simdThreadsReady} from '../kernels/index';
 
 import {commandLine, outOption, positiveInteger, switchOption, valueOption} from './args';
-import {markdownTable, summarize} from './report';
+import {markdownTable, pairedMedianRatio, summarize} from './report';
 import {sourceState} from './source_state';
 import {msPerCall} from './timed_calls';
 
@@ -83,8 +83,8 @@ async function main() {
         });
       }
       tf.dispose([x, dy]);
-      const pairedRatio = (i: number) => summarize(times[0].map((one, r) => one / times[i][r])).median;
-      const row = [layer.name, ...times.map(t => summarize(t).median.toFixed(2)), `${pairedRatio(1).toFixed(2)}×`, `${pairedRatio(2).toFixed(2)}×`];
+      const oneOver = (i: number) => `${pairedMedianRatio(times[0], times[i]).toFixed(2)}×`;
+      const row = [layer.name, ...times.map(t => summarize(t).median.toFixed(2)), oneOver(1), oneOver(2)];
       console.log(row.join(' | '));
       rows.push(row);
     }

@@ -35,6 +35,16 @@ export function summarize(times: readonly number[]): Timing {
   return {median, min: sorted[0], max: sorted[sorted.length - 1], runs: sorted.length};
 }
 
+/**
+ * How many times slower `slow` ran than `fast`, paired: the median over rounds of slow[r] ÷
+ * fast[r] (the rounds both have); NaN with none. Two implementations timed side by side in every
+ * round see a load that changes over seconds alike, and the median is robust to a disturbed round.
+ */
+export function pairedMedianRatio(slow: readonly number[], fast: readonly number[]): number {
+  const ratios = fast.slice(0, slow.length).map((t, i) => slow[i] / t);
+  return ratios.length === 0 ? NaN : summarize(ratios).median;
+}
+
 /** GFLOP/s of `flops` done in `milliseconds`. */
 export const gflops = (flops: number, milliseconds: number) => flops / milliseconds / 1e6;
 

@@ -30,7 +30,7 @@ import {CONV_BACKPROP_FILTERS_THREADS, simdThreadsReady} from '../kernels/index'
 import {commandLine, commaList, outOption, positiveInteger, switchOption, valueOption} from './args';
 import {runKarmaPage} from './karma_page';
 import {sourceState} from './source_state';
-import {barChartSvg, COLORS, markdownTable, ms, ratio, summarize} from './report';
+import {barChartSvg, COLORS, markdownTable, ms, pairedMedianRatio, ratio} from './report';
 import {buildTrainingModel, modelConvolutions, TRAINING_MODELS, TrainingModel} from './training_models';
 import {ConfigResult, GRADIENT_CONFIGS, GradientConfig, ModelResult, runTrainingModel, StepPlan, THREADS_AB_CONFIGS} from './training_step';
 import {loadWorkloadFile, Problem} from './workloads';
@@ -269,7 +269,7 @@ const CONFIG_LABEL: Record<GradientConfig, string> =
 /** The median over rounds of `slow`'s step ÷ `fast`'s step in the same round ('–' without both). */
 function pairedRatio(slow: ConfigResult | undefined, fast: ConfigResult | undefined): string {
   if (!slow?.timing || !fast?.timing) return '–';
-  return ratio(summarize(fast.stepMs.slice(0, slow.stepMs.length).map((t, i) => slow.stepMs[i] / t)).median);
+  return ratio(pairedMedianRatio(slow.stepMs, fast.stepMs));
 }
 
 /** "123 (110–140)" ms, or what happened instead. */

@@ -1,6 +1,6 @@
 import * as path from 'path';
 
-import {barChartSvg, bytes, markdownTable, ms, rate, rateRange, ratio, summarize} from '../report';
+import {barChartSvg, bytes, markdownTable, ms, pairedMedianRatio, rate, rateRange, ratio, summarize} from '../report';
 import {sourceState} from '../source_state';
 
 import {IMPL_COLORS, Impl, ImplKey} from './implementations';
@@ -37,17 +37,12 @@ export interface TimedWorkload {
 }
 
 /**
- * How much faster `fast` ran than `slow` on one workload, paired: the median over rounds of
- * slow's time ÷ fast's time in that round. The two run next to each other in every round
- * (round-robin, every other round reversed), so a load that changes over seconds hits both
- * alike; the median of the ratios is robust to a disturbed round.
+ * How much faster `fast` ran than `slow` on one workload, paired (pairedMedianRatio): the two run
+ * next to each other in every round (round-robin, every other round reversed).
  */
 export function pairedSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): number {
   const times = (key: ImplKey) => w.measurements.find(m => m.impl === key)?.times ?? [];
-  const f = times(fast);
-  const s = times(slow);
-  const ratios = f.slice(0, s.length).map((t, i) => s[i] / t);
-  return ratios.length === 0 ? NaN : summarize(ratios).median;
+  return pairedMedianRatio(times(slow), times(fast));
 }
 
 /** min (its workload) and median of `of` over `ws`, skipping workloads where it is not defined. */
