@@ -489,21 +489,25 @@ export function computeFilterGradientSimd(
     pool = poolFor(sharedBuild(relaxed));
     pool?.pool.ensureWorkers(requested - 1);
   }
-  // Where threads could run, whether they have paid for this problem; the call's time is recorded below.
+  // Where threads could run, whether they have paid for this problem; the call's time is recorded
+  // below. The problem's key is made only then: calls that cannot run on threads skip it.
   const outcomes = simdTesting.threadOutcomes;
-  const key = outcomeKey(layout, geometry.batch, relaxed, requested);
-  let chosen: ThreadChoice|undefined;
+  let chosen: {key: string; choice: ThreadChoice}|undefined;
+  const choose = () => {
+    const key = outcomeKey(layout, geometry.batch, relaxed, requested);
+    chosen = {key, choice: outcomes.next(key)};
+    return chosen.choice;
+  };
   const plan = planOf(
       layout, geometry.batch, relaxed, requested, threadsUnavailable(),
-      pool === undefined ? undefined : wanted => pool!.pool.readyThreads(wanted),
-      threadsAdaptive() ? () => chosen = outcomes.next(key) : undefined);
+      pool === undefined ? undefined : wanted => pool!.pool.readyThreads(wanted), threadsAdaptive() ? choose : undefined);
   const threaded = plan.threads > 1 && pool !== undefined;
   const instance = threaded ? pool!.instance : privateInstance(relaxed ? 'RELAXED' : 'PLAIN');
   // Timed only where threads could run (a context without workers may have no performance clock).
   const started = chosen !== undefined ? performance.now() : 0;
   const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
   if (chosen !== undefined && result !== null && result !== 'stalled') {
-    outcomes.record(key, chosen.way, performance.now() - started);
+    outcomes.record(chosen.key, chosen.choice.way, performance.now() - started);
   }
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
