@@ -46,6 +46,7 @@ import {PyTorch, pytorchImpl} from './cpu/pytorch';
 import {writeReport} from './cpu/report';
 import {runWorkload, WorkloadResult} from './cpu/run_workload';
 import {bytes, rate} from './report';
+import {OPENMP_PINNED_ENV, pinnedStart, pinUnavailable} from './pin_threads';
 import {sourceState} from './source_state';
 import {findProblem, listWorkloadFiles, loadWorkloadFile, toOpArguments, workloadsDir} from './workloads';
 
@@ -83,8 +84,20 @@ async function main() {
   if (options.minMflop !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, options.minMflop);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
-  const ready = await simdThreadsReady();
   const notes: string[] = [];
+  let ready: number;
+  if (options.pin) {
+    const unavailable = pinUnavailable();
+    if (unavailable !== undefined) throw new Error(unavailable);
+    const {value, pinned} = await pinnedStart(() => simdThreadsReady());
+    ready = value;
+    notes.push(`--pin: the calling thread on CPU 0 and the ${pinned} worker thread(s) on CPUs 1, 2, … (taskset); PyTorch's ` +
+               `threads one to a core from CPU 0 (${Object.entries(OPENMP_PINNED_ENV).map(([k, v]) => `${k}=${v}`).join(', ')}). ` +
+               `A user's process is not pinned: these figures say what threads give when the OS cannot put a woken worker ` +
+               `on the calling thread's core, which this machine's kernel does (docs/threads.md).`);
+  } else {
+    ready = await simdThreadsReady();
+  }
   if (ready !== threads) notes.push(`Only ${ready} of ${threads} threads started here: the "${threads} threads" rows ran on ${ready}.`);
   notes.push(`Ours on ${threads} threads: CONV_BACKPROP_FILTERS_THREADS ${threads}, threshold CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP ${
       tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP)} (problems below it run on one thread); ` +
@@ -103,7 +116,7 @@ async function main() {
   if (options.pytorch) {
     for (const [count, key] of [[1, 'pytorch'], [threads, 'pytorchThreads']] as Array<[number, 'pytorch'|'pytorchThreads']>) {
       if (key === 'pytorchThreads' && threads === 1) continue;
-      const started = await PyTorch.start(count);
+      const started = await PyTorch.start(count, options.pin ? OPENMP_PINNED_ENV : {});
       if (typeof started === 'string') {
         notes.push(`PyTorch skipped: ${started}.`);
         break;

@@ -17,10 +17,12 @@ export interface Options {
   relaxedAb: boolean;
   /** Skips the TypeScript loops (slow on the big layers). */
   loops: boolean;
+  /** Each thread of ours, and PyTorch's, on a CPU of its own (bench/pin_threads.ts). */
+  pin: boolean;
   out: string | null;
   /**
    * The result files' name: 'cpu' for the default run, with '-training' (--training-only),
-   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop), '-relaxed-ab' and, on a Node other
+   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop), '-relaxed-ab', '-pinned' (--pin) and, on a Node other
    * than 20 (this machine's), '-node<major>' appended, so bench/results holds the latest run of
    * each kind.
    */
@@ -59,6 +61,7 @@ const COMMAND = {
         null as number | null, nonNegativeNumber, "the flag's (docs/threads.md)"),
     'only': valueOption('a,b', 'only the workloads whose name contains one of these', null as string[] | null, commaList),
     'relaxed-ab': switchOption("adds ours on cpu with the relaxed-SIMD build (1 and N threads), the other cpu rows forced to the plain build (turns on V8's --experimental-wasm-relaxed-simd where needed)"),
+    'pin': switchOption("each thread on a CPU of its own: ours (taskset: the calling thread on CPU 0, the workers on 1, 2, …) and PyTorch's (OMP_PROC_BIND, OMP_PLACES); Linux. Not what a user's process gets: it shows what threads give when the OS cannot put a woken worker on the calling thread's core (docs/threads.md)"),
     'no-pytorch': switchOption('skip PyTorch'),
     'no-builtin': switchOption("skip tfjs's built-in cpu kernel (its one run takes ~15 s)"),
     'no-loops': switchOption('skip the TypeScript loops'),
@@ -71,6 +74,8 @@ const COMMAND = {
 export function parseOptions(argv: readonly string[]): Options {
   const values = parsedCommandLine(COMMAND, argv);
   if (values['no-training'] && values['training-only']) throw new Error('--no-training and --training-only exclude each other');
+  // --relaxed-ab starts a second pool in the middle of the run, whose workers would not be pinned.
+  if (values.pin && values['relaxed-ab']) throw new Error('--pin and --relaxed-ab exclude each other');
   return {
     runs: values.runs,
     keyRuns: values['key-runs'],
@@ -82,10 +87,11 @@ export function parseOptions(argv: readonly string[]): Options {
     pytorch: !values['no-pytorch'],
     builtIn: !values['no-builtin'],
     loops: !values['no-loops'],
+    pin: values.pin,
     training: values['no-training'] ? 'no' : values['training-only'] ? 'only' : 'yes',
     out: values.out,
     resultName: ['cpu', values['training-only'] ? 'training' : null, values.threads !== null ? `threads${values.threads}` : null,
-                 values['min-mflop'] !== null ? `min-mflop${values['min-mflop']}` : null, values['relaxed-ab'] ? 'relaxed-ab' : null,
+                 values['min-mflop'] !== null ? `min-mflop${values['min-mflop']}` : null, values['relaxed-ab'] ? 'relaxed-ab' : null, values.pin ? 'pinned' : null,
                  nodeMajor() !== MACHINE_NODE_MAJOR ? `node${nodeMajor()}` : null]
                     .filter(part => part !== null).join('-'),
   };

@@ -27,12 +27,16 @@ export class PyTorch {
     });
   }
 
-  /** Starts a server on `threads` threads; a string says why PyTorch is skipped. */
-  static async start(threads: number): Promise<{torch: PyTorch; hello: PyTorchHello}|string> {
+  /**
+   * Starts a server on `threads` threads, with `env` added to this process's environment; a
+   * string says why PyTorch is skipped.
+   */
+  static async start(threads: number, env: Record<string, string> = {}): Promise<{torch: PyTorch; hello: PyTorchHello}|string> {
     const python = process.env.CONV_BENCH_PYTHON || '/usr/bin/python3';
     if (!fs.existsSync(python)) return `${python} not found (set CONV_BENCH_PYTHON)`;
     const child = spawn(
-        python, [path.join(__dirname, '..', 'pytorch_server.py'), String(threads)], {stdio: ['pipe', 'pipe', 'pipe']});
+        python, [path.join(__dirname, '..', 'pytorch_server.py'), String(threads)],
+        {stdio: ['pipe', 'pipe', 'pipe'], env: {...process.env, ...env}});
     let stderr = '';
     child.stderr!.on('data', chunk => stderr += String(chunk));
     const torch = new PyTorch(child);
