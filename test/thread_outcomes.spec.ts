@@ -1,4 +1,4 @@
-import {KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
+import {FIRST_THREADS_RETRY_CALLS, KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
 
 /**
  * The choice between threads and one thread from a problem's recent wall times
@@ -73,14 +73,29 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(ways(runCalls(outcomes, 'layer', 20, 5, 9))).toEqual(new Array(20).fill('threads'));
   });
 
-  it(`on one thread, tries the threads in runs of ${TRIAL_CALLS} calls every ${THREADS_RETRY_CALLS} while they stay slower`, () => {
+  it(`on one thread, tries the threads in runs of ${TRIAL_CALLS} calls, after ${FIRST_THREADS_RETRY_CALLS} calls, then twice as many each time up to ${THREADS_RETRY_CALLS}, while they stay slower`, () => {
+    const outcomes = new ThreadOutcomes();
+    const choices = runCalls(outcomes, 'layer', SETTLED + 6 * THREADS_RETRY_CALLS, 20, 9);
+    const tries = runStarts(choices, 'threads');
+    // Each wait counts from the start of the try before it: the first from the try of one thread.
+    const waits = tries.slice(1).map((at, i) => at - (i === 0 ? TRIAL_CALLS : tries[i]));
+    expect(waits.slice(0, 5)).toEqual([16, 32, 64, 64, 64].map(w => w * FIRST_THREADS_RETRY_CALLS / 16));
+    expect(waits.every(w => w <= THREADS_RETRY_CALLS)).toBeTrue();
+    expect(runLengths(choices, 'threads').every(length => length === TRIAL_CALLS)).toBeTrue();
+  });
+
+  it(`after a time on threads, a move to one thread tries the threads again after ${FIRST_THREADS_RETRY_CALLS} calls`, () => {
     const outcomes = new ThreadOutcomes();
     runCalls(outcomes, 'layer', SETTLED, 20, 9);
-    const choices = runCalls(outcomes, 'layer', 4 * THREADS_RETRY_CALLS, 20, 9);
-    const tries = runStarts(choices, 'threads');
-    expect(tries.length).toBe(4);
-    expect(tries.slice(1).map((at, i) => at - tries[i])).toEqual([THREADS_RETRY_CALLS, THREADS_RETRY_CALLS, THREADS_RETRY_CALLS]);
-    expect(runLengths(choices, 'threads')).toEqual([TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS]);
+    runCalls(outcomes, 'layer', 3 * THREADS_RETRY_CALLS, 20, 9);  // the waits have grown to their longest
+    // The machine gets quiet: at the next try the threads win, and stay for a while.
+    runCalls(outcomes, 'layer', THREADS_RETRY_CALLS + 20, 5, 9);
+    expect(outcomes.peek('layer')).toEqual({way: 'threads'});
+    // Busy again: the threads' median moves after three slow calls; the first retry comes soon.
+    const choices = runCalls(outcomes, 'layer', 3 + 2 * FIRST_THREADS_RETRY_CALLS, 20, 9);
+    const tries = runStarts(choices, 'threads').filter(at => at > 0);
+    expect(tries.length).withContext(ways(choices).join(' ')).toBeGreaterThan(0);
+    expect(tries[0]).toBeLessThanOrEqual(3 + FIRST_THREADS_RETRY_CALLS);
   });
 
   it('goes back to threads with the first try after the machine got quiet, though its first call is slow', () => {

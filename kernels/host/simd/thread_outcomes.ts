@@ -1,8 +1,9 @@
 /**
  * Whether threads pay for a problem, judged by how its calls went. On a machine whose other cores
- * are busy (another process, the engine's own garbage collector or compiler), the workers share a
- * core with the calling thread or with that work, and a threaded call can take longer than the
- * calling thread alone (docs/threads.md, "When threads do not pay"). So each problem keeps the
+ * are busy (another process, the engine's own garbage collector or compiler), or whose OS puts a
+ * woken worker on the calling thread's core (docs/threads.md, "Where a woken worker runs"), the
+ * workers share a core with the calling thread or with that work, and a threaded call can take
+ * longer than the calling thread alone (docs/threads.md, "When threads do not pay"). So each problem keeps the
  * wall times of its last calls on threads and on one thread, and runs on one thread while that
  * is faster, trying the threads again from time to time.
  *
@@ -20,7 +21,14 @@
 export const KEPT_CALLS = 5;
 /** Calls in a try of a way (the first is not kept; the others' times replace those kept of that way). */
 export const TRIAL_CALLS = 4;
-/** While one thread is faster, every this many calls tries the threads. */
+/**
+ * While one thread is faster, the threads are tried again after FIRST_THREADS_RETRY_CALLS calls,
+ * then after twice as many each time they lose again, up to THREADS_RETRY_CALLS. A problem's
+ * first calls on threads run while the engine still compiles the workers' code and the pool's
+ * loops (a process's first ~100 threaded calls are slower than its later ones), so a first
+ * verdict for one thread is retried soon; one the threads keep losing, less and less often.
+ */
+export const FIRST_THREADS_RETRY_CALLS = 16;
 export const THREADS_RETRY_CALLS = 64;
 /**
  * While threads are faster, one thread is tried every this many calls times the threads' gain
@@ -60,6 +68,10 @@ interface Outcome {
   trial?: {way: ThreadWay; callsLeft: number};
   /** The call now running is a try's first: its time is not kept. */
   dropTime: boolean;
+  /** Retries of the threads since they were last preferred (each lost, or is running). */
+  threadsTries: number;
+  /** The last call ran on threads, the way preferred (not in a try). */
+  onThreads: boolean;
 }
 
 function median(values: readonly number[]): number {
@@ -78,11 +90,19 @@ export class ThreadOutcomes {
   /** The way the next call of `key` runs, counted as a call (the caller then records its time). */
   next(key: string): ThreadChoice {
     const outcome = this.outcomeOf(key);
-    const {way, trial} = this.wayOf(outcome);
+    let {way, trial} = this.wayOf(outcome);
+    // The threads' own recent calls (not a try) moved the problem to one thread: a retry of them
+    // now would time what was just timed, so the wait for it starts here.
+    const movedToOne = outcome.onThreads && (way === 'threads' ? trial : !trial);
+    if (movedToOne) [way, trial, outcome.sinceTrial] = ['one', false, 0];
     outcome.dropTime = trial && outcome.trial === undefined;
+    outcome.onThreads = way === 'threads' && !trial;
+    if (outcome.onThreads) outcome.threadsTries = 0;
     if (outcome.trial !== undefined) {
       if (--outcome.trial.callsLeft === 0) outcome.trial = undefined;
     } else if (trial) {
+      // A retry of the threads (the problem's first try of them is not one) lengthens the next wait.
+      if (way === 'threads' && outcome.one.length > 0) outcome.threadsTries++;
       // A try replaces the times kept of its way: they are from before the machine changed.
       (way === 'threads' ? outcome.threads : outcome.one).length = 0;
       outcome.trial = TRIAL_CALLS > 1 ? {way, callsLeft: TRIAL_CALLS - 1} : undefined;
@@ -123,14 +143,15 @@ export class ThreadOutcomes {
       const retryCalls = ONE_THREAD_RETRY_CALLS * Math.max(1, one / threads);
       return outcome.sinceTrial >= retryCalls ? {way: 'one', trial: true} : {way: 'threads', trial: false};
     }
-    return outcome.sinceTrial >= THREADS_RETRY_CALLS ? {way: 'threads', trial: true} : {way: 'one', trial: false};
+    const retryCalls = Math.min(THREADS_RETRY_CALLS, FIRST_THREADS_RETRY_CALLS * 2 ** outcome.threadsTries);
+    return outcome.sinceTrial >= retryCalls ? {way: 'threads', trial: true} : {way: 'one', trial: false};
   }
 
   /** The outcome of `key`, made the most recently used (created if new; the least recent forgotten). */
   private outcomeOf(key: string): Outcome {
     let outcome = this.outcomes.get(key);
     if (outcome === undefined) {
-      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false};
+      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false, threadsTries: 0, onThreads: false};
       if (this.outcomes.size >= KEPT_PROBLEMS) this.outcomes.delete(this.outcomes.keys().next().value!);
     } else {
       this.outcomes.delete(key);
