@@ -203,6 +203,8 @@ async function runInNode(options: FuzzCliOptions) {
   if (options.threads !== undefined) {
     tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS, options.threads);
     tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, 0);
+    // Every call on the threads: a problem measured faster on one thread would otherwise run there.
+    tf.env().set(simd.CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
     const ready = await simd.simdThreadsReady();
     if (ready !== options.threads) throw new Error(`--threads ${options.threads}: only ${ready} thread(s) started here`);
     threadsNote = `; SIMD on ${options.threads} threads${options.againstOneThread ? ', values exactly those of one thread' : ''}`;
