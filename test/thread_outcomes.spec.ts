@@ -59,9 +59,12 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
 
   it('moves to one thread once the threads are slower in the median of the calls kept, and says why', () => {
     const outcomes = new ThreadOutcomes();
-    runCalls(outcomes, 'layer', SETTLED + 5, 5, 9);
+    // Long enough on threads that a retry of them would be due, were the wait not restarted.
+    runCalls(outcomes, 'layer', SETTLED + THREADS_RETRY_CALLS, 5, 9);
     // The machine gets busy: calls on threads now take 20 ms. The median moves after the third.
-    const choices = runCalls(outcomes, 'layer', 6, 20, 9);
+    const choices = runCalls(outcomes, 'layer', 3, 20, 9);
+    expect(outcomes.peek('layer')).withContext('peeked after the third').toEqual({way: 'one', reason: 'measured'});
+    choices.push(...runCalls(outcomes, 'layer', 3, 20, 9));
     expect(ways(choices)).toEqual(['threads', 'threads', 'threads', 'one', 'one', 'one']);
     expect(choices[3]).toEqual({way: 'one', reason: 'measured'});
   });

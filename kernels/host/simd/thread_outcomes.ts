@@ -3,9 +3,9 @@
  * are busy (another process, the engine's own garbage collector or compiler), or whose OS puts a
  * woken worker on the calling thread's core (docs/threads.md, "Where a woken worker runs"), the
  * workers share a core with the calling thread or with that work, and a threaded call can take
- * longer than the calling thread alone (docs/threads.md, "When threads do not pay"). So each problem keeps the
- * wall times of its last calls on threads and on one thread, and runs on one thread while that
- * is faster, trying the threads again from time to time.
+ * longer than the calling thread alone (docs/threads.md, "When threads do not pay"). So each
+ * problem keeps the wall times of its last calls on threads and on one thread, and runs on one
+ * thread while that is faster, trying the threads again from time to time.
  *
  * The way not taken is tried in a run of TRIAL_CALLS calls, whose times but the first replace
  * those kept of that way: the first call on threads after a while on one thread pays for waking
@@ -90,11 +90,8 @@ export class ThreadOutcomes {
   /** The way the next call of `key` runs, counted as a call (the caller then records its time). */
   next(key: string): ThreadChoice {
     const outcome = this.outcomeOf(key);
-    let {way, trial} = this.wayOf(outcome);
-    // The threads' own recent calls (not a try) moved the problem to one thread: a retry of them
-    // now would time what was just timed, so the wait for it starts here.
-    const movedToOne = outcome.onThreads && (way === 'threads' ? trial : !trial);
-    if (movedToOne) [way, trial, outcome.sinceTrial] = ['one', false, 0];
+    const {way, trial, movedToOne} = this.wayOf(outcome);
+    if (movedToOne) outcome.sinceTrial = 0;
     outcome.dropTime = trial && outcome.trial === undefined;
     outcome.onThreads = way === 'threads' && !trial;
     if (outcome.onThreads) outcome.threadsTries = 0;
@@ -132,8 +129,18 @@ export class ThreadOutcomes {
     if (times.length > KEPT_CALLS) times.shift();
   }
 
-  /** The way of the next call, and whether it is (or starts) a try of the way not preferred. */
-  private wayOf(outcome: Outcome): {way: ThreadWay; trial: boolean} {
+  /**
+   * The way of the next call, whether it is (or starts) a try of the way not preferred, and
+   * whether the threads' own recent calls (not a try) just moved the problem to one thread: then
+   * a retry of them would time what was just timed, so the wait for it starts at this call.
+   */
+  private wayOf(outcome: Outcome): {way: ThreadWay; trial: boolean; movedToOne?: boolean} {
+    const {way, trial} = this.preferredWayOf(outcome);
+    return outcome.onThreads && (way === 'threads' ? trial : !trial) ? {way: 'one', trial: false, movedToOne: true} :
+                                                                       {way, trial};
+  }
+
+  private preferredWayOf(outcome: Outcome): {way: ThreadWay; trial: boolean} {
     // The first TRIAL_CALLS calls on threads, the next TRIAL_CALLS on one thread: both ways timed.
     if (outcome.trial !== undefined) return {way: outcome.trial.way, trial: true};
     if (outcome.threads.length === 0) return {way: 'threads', trial: true};
