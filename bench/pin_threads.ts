@@ -5,13 +5,13 @@ import * as os from 'os';
 /**
  * `--pin` for the benches: each thread of ours on a CPU of its own, so the OS cannot put a woken
  * worker on the calling thread's core. This machine's guest kernel does that (docs/threads.md,
- * "Where a worker runs"); a user's process is not pinned, so pinned figures say what the kernel
+ * "Where a woken worker runs"); a user's process is not pinned, so pinned figures say what the kernel
  * gives when its threads keep their cores, not what a user here pays. Linux only: threads are
  * pinned with `taskset` (util-linux), by the ids /proc lists.
  */
 
 /** The ids of this process's threads now (Linux). */
-export function threadIds(): Set<number> {
+function threadIds(): Set<number> {
   return new Set(fs.readdirSync('/proc/self/task').map(Number));
 }
 

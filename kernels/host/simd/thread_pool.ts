@@ -211,7 +211,7 @@ export class ThreadPool {
    * Opens a job at `jobAt` whose task states are at `statesAt`, for the caller and the first
    * `threads − 1` workers; its tasks are published with `publish` and run with `finish`. It
    * wakes those workers already: each finds no task yet and parks again, but its core, woken
-   * from a halt that takes 80–200 µs to leave (bench/wake_latency.mjs), is then still polling
+   * from a halt that takes 80–200 µs to leave (npm run bench:wake), is then still polling
    * when the first step is published, and takes the step in ~10 µs.
    */
   open(jobAt: number, statesAt: number, threads: number): ThreadJob {
