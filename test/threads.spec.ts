@@ -327,7 +327,7 @@ describe('the claim loop (thread_protocol.ts)', () => {
   it('runs the tasks in order on one thread, marks each finished and raises the low-water mark past them', () => {
     const {memory, control, states} = openJob([-1, open, 0, open, -1, open]);
     const ran: number[] = [];
-    expect(claimAndRun(memory, control, (job, task) => {
+    expect(claimAndRun(memory, control, 0, (job, task) => {
       expect(job).toBe(512);
       ran.push(task);
     }, () => fail('nothing to wait for') ?? false)).toBe(3);
@@ -341,7 +341,7 @@ describe('the claim loop (thread_protocol.ts)', () => {
     // Task 0 is claimed by another thread, which finishes it while this one waits.
     const {memory, control, states} = openJob([-1, claimed, 0, open, -1, open]);
     const events: string[] = [];
-    const ran = claimAndRun(memory, control, (_, task) => events.push(`run ${task}`), (words, seen) => {
+    const ran = claimAndRun(memory, control, 0, (_, task) => events.push(`run ${task}`), (words, seen) => {
       events.push(`wait (progress ${seen})`);
       Atomics.store(states, 1, finished);
       Atomics.add(words, PROGRESS, 1);
@@ -355,7 +355,7 @@ describe('the claim loop (thread_protocol.ts)', () => {
   it('claims no task of another job: a state with another tag is not open to it', () => {
     const stale = taskState(2, OPEN);
     const {memory, control, states} = openJob([-1, stale, -1, stale, -1, stale]);
-    expect(claimAndRun(memory, control, () => fail('ran a task of another job'), () => fail('waited') ?? false)).toBe(0);
+    expect(claimAndRun(memory, control, 0, () => fail('ran a task of another job'), () => fail('waited') ?? false)).toBe(0);
     expect(Array.from(states)).toEqual([-1, stale, -1, stale, -1, stale]);
   });
 
@@ -363,7 +363,7 @@ describe('the claim loop (thread_protocol.ts)', () => {
     // Task 0 is claimed by a thread that never finishes it; task 2 is done.
     const {memory, control, states} = openJob([-1, claimed, 0, open, -1, finished]);
     const ran: number[] = [];
-    const result = claimAndRun(memory, control, (_, task) => ran.push(task), () => false);
+    const result = claimAndRun(memory, control, 0, (_, task) => ran.push(task), () => false);
     expect(result).toBe(-1);
     expect(ran).toEqual([]);
     expect(Array.from(states)).toEqual([-1, claimed, 0, open, -1, finished]);

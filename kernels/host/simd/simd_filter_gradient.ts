@@ -5,7 +5,8 @@ import {registerFlagOnce} from '../../../src/tuning_flags';
 import {windowRanges} from '../filter_gradient';
 
 import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
-import {CONTROL_BYTES, MAX_TASKS} from './thread_protocol';
+import {CallTimeline, CallTimelineRecorder, taskLogBytes} from './call_timeline';
+import {CONTROL_BYTES, CONTROL_WORDS, MAX_TASKS, runTaskLogged, TASK_LOG_AT} from './thread_protocol';
 import {ThreadChoice, ThreadOutcomes} from './thread_outcomes';
 import {MAX_THREADS, reportedCores, ThreadPool, threadsUnavailable} from './thread_pool';
 
@@ -137,6 +138,9 @@ export const simdTesting = {
   poison: false,
   /** Each problem's recent wall times on threads and on one thread, which choose its way (tests put their own in its place). */
   threadOutcomes: new ThreadOutcomes(),
+  /** Record each call's timeline into `lastTimeline` (call_timeline.ts; `npm run bench:timeline`). */
+  recordTimeline: false,
+  lastTimeline: undefined as CallTimeline|undefined,
 };
 /** The data one block of positions may span in both tensors: about L1. */
 const BLOCK_BYTES = 48 * 1024;
@@ -480,6 +484,7 @@ export interface SimdRun {
  */
 export function computeFilterGradientSimd(
     geometry: FilterGradientGeometry, src: Float32Array, diffDst: Float32Array, into?: Float32Array): SimdRun|null {
+  const timeline = simdTesting.recordTimeline ? new CallTimelineRecorder() : undefined;
   const layout = layoutOf(geometry);
   const relaxed = relaxedSimdChosen();
   const requested = requestedThreads();
@@ -505,7 +510,9 @@ export function computeFilterGradientSimd(
   const instance = threaded ? pool!.instance : privateInstance(relaxed ? 'RELAXED' : 'PLAIN');
   // Timed only where threads could run (a context without workers may have no performance clock).
   const started = chosen !== undefined ? performance.now() : 0;
-  const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined);
+  timeline?.mark('planned');
+  const result = run(geometry, layout, plan, instance, src, diffDst, into, threaded ? pool!.pool : undefined, timeline);
+  if (timeline !== undefined) simdTesting.lastTimeline = timeline.finish(plan.threads);
   if (chosen !== undefined && result !== null && result !== 'stalled') {
     outcomes.record(chosen.key, chosen.choice.way, performance.now() - started);
   }
@@ -524,7 +531,8 @@ export function computeFilterGradientSimd(
 
 function run(
     geometry: FilterGradientGeometry, layout: Layout, plan: SimdPlan, instance: Instance, src: Float32Array,
-    diffDst: Float32Array, into: Float32Array|undefined, pool?: ThreadPool): Float32Array|null|'stalled' {
+    diffDst: Float32Array, into: Float32Array|undefined, pool?: ThreadPool,
+    timeline?: CallTimelineRecorder): Float32Array|null|'stalled' {
   const {batch, groups} = geometry;
   const [depth, height, width] = spatialAxesAs3d(geometry.axes);
   const {depthwise, srcIsVector, vectorPerGroup, broadcastPerGroup, vectorChannels, laneGroups, srcLayout, dstLayout,
@@ -544,7 +552,8 @@ function run(
   const srcAt = roundUp(rangesAt + rangeBytes, 64);
   const dstAt = srcAt + chunkSamples * srcSampleBytes;
   const filterAt = roundUp(dstAt + chunkSamples * dstSampleBytes, 64);
-  const endAt = filterAt + 4 * geometry.filterSize;
+  const taskLogAt = roundUp(filterAt + 4 * geometry.filterSize, 8);
+  const endAt = taskLogAt + (timeline === undefined ? 0 : taskLogBytes(tasksPerChunk));
   if (endAt > MAX_MEMORY_BYTES) return null;
   const memory = instance.memory;
   if (endAt > memory.buffer.byteLength) {
@@ -555,6 +564,9 @@ function run(
     }
   }
   const buffer = memory.buffer;
+  const control = new Int32Array(buffer, roundUp(kernels.heapBase(), 64), CONTROL_WORDS);
+  // No task is logged unless this call records (a call before may have stopped mid-record).
+  Atomics.store(control, TASK_LOG_AT, 0);
   const sums = new Float64Array(buffer, sumsAt, sumCount * slices);
   if (simdTesting.poison) sums.fill(NaN);
   const ranges = new Int32Array(buffer, rangesAt, rangeBytes / 4);
@@ -575,7 +587,9 @@ function run(
 
   for (let first = 0; first < batch; first += chunkSamples) {
     const end = Math.min(batch, first + chunkSamples);
+    timeline?.startChunk(control, taskLogAt);
     const threadJob = pool?.open(jobAt, statesAt, plan.threads);
+    if (threadJob !== undefined) timeline?.mark('opened');
     if (simdTesting.poison) new Float32Array(buffer, srcAt, (endAt - srcAt) / 4).fill(NaN);
     let taskCount = 0;
     for (const step of stepsOf(layout, plan, batch, first, end)) {
@@ -593,12 +607,18 @@ function run(
       }
       if (threadJob !== undefined) {
         threadJob.publish(taskCount);
+        timeline?.mark('step');
       } else {
         // One thread: each step's tasks before the next step is packed.
-        for (let t = taskCount - step.tasks.length; t < taskCount; t++) kernels.runTask(jobAt, t);
+        timeline?.mark('step');
+        for (let t = taskCount - step.tasks.length; t < taskCount; t++) {
+          runTaskLogged(memory, control, 0, kernels.runTask, jobAt, t);
+        }
       }
     }
     if (threadJob !== undefined && !threadJob.finish(plan.flops * (end - first) / batch, kernels.runTask)) return 'stalled';
+    timeline?.mark('chunk done');
+    timeline?.endChunk(memory, control);
   }
 
   if (slices > 1) {
@@ -610,6 +630,7 @@ function run(
   }
   const result = into ?? new Float32Array(geometry.filterSize);
   result.set(new Float32Array(buffer, filterAt, geometry.filterSize));
+  timeline?.mark('copied');
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
 }

@@ -284,7 +284,7 @@ export class ThreadPool {
       awaitProgress(seen);
       return !stalled();
     };
-    if (claimAndRun(this.memory, control, runTask, waitForProgress) >= 0) {
+    if (claimAndRun(this.memory, control, 0, runTask, waitForProgress) >= 0) {
       done = Atomics.load(control, DONE);
       progressAt = Date.now();
       while (done < taskCount) {

@@ -25,7 +25,8 @@
  * job never claims a task of the next (its exchange expects the old tag).
  *
  * Which thread runs which task varies; what each task computes and in which order tasks meet one
- * sum do not.
+ * sum do not. While a call records its timeline (call_timeline.ts), TASK_LOG_AT points at a log
+ * where every thread notes each task it runs: which thread, which task, from when to when.
  */
 
 /** Word indices. */
@@ -46,7 +47,15 @@ export const PROGRESS = 7;
 export const WAKE = 8;
 /** Words for at most this many workers. */
 export const MAX_WORKERS = 15;
-export const CONTROL_WORDS = WAKE + MAX_WORKERS + 1;
+/**
+ * Byte offset of the task log while a call records its timeline (0: not recording): each thread
+ * logs every task it runs as TASK_LOG_ENTRY_DOUBLES float64s (see runTaskLogged).
+ */
+export const TASK_LOG_AT = WAKE + MAX_WORKERS;
+/** Entries in the task log. */
+export const TASK_LOG_COUNT = TASK_LOG_AT + 1;
+/** The last word stays 0 (the calling thread's test whether it may block waits on it). */
+export const CONTROL_WORDS = TASK_LOG_COUNT + 2;
 export const CONTROL_BYTES = 4 * CONTROL_WORDS;
 
 /** CLAIM between jobs: tag 0xFFFFF and task 0xFFF, which no published job uses. */
@@ -100,12 +109,39 @@ export const blockForProgress: ProgressWaiter = (control, seen) => {
   return true;
 };
 
+/** A task log entry: the thread (0 the calling thread, i + 1 worker i), the task, its start and end (ms since the epoch). */
+export const TASK_LOG_ENTRY_DOUBLES = 4;
+
+/** ms since the epoch, comparable between threads (each has its own performance.timeOrigin). */
+export const epochMs = () => performance.timeOrigin + performance.now();
+
+/**
+ * Runs task `task` of `job`; while the call records its timeline (TASK_LOG_AT set), logs it:
+ * which thread ran it, when it started and ended.
+ */
+export function runTaskLogged(
+    memory: WebAssembly.Memory, control: Int32Array, thread: number, runTask: (job: number, task: number) => void,
+    job: number, task: number) {
+  const logAt = Atomics.load(control, TASK_LOG_AT);
+  if (logAt === 0) {
+    runTask(job, task);
+    return;
+  }
+  const start = epochMs();
+  runTask(job, task);
+  const end = epochMs();
+  const entry = Atomics.add(control, TASK_LOG_COUNT, 1);
+  new Float64Array(memory.buffer, logAt + 8 * TASK_LOG_ENTRY_DOUBLES * entry, TASK_LOG_ENTRY_DOUBLES)
+      .set([thread, task, start, end]);
+}
+
 /**
  * Claims and runs ready tasks of the open job until none is open; returns how many it ran, or
- * −1 if `waitForProgress` gave up. `runTask(job, task)` is the module's export.
+ * −1 if `waitForProgress` gave up. `runTask(job, task)` is the module's export; `thread` names
+ * this thread in the task log (0 the calling thread, i + 1 worker i).
  */
 export function claimAndRun(
-    memory: WebAssembly.Memory, control: Int32Array, runTask: (job: number, task: number) => void,
+    memory: WebAssembly.Memory, control: Int32Array, thread: number, runTask: (job: number, task: number) => void,
     waitForProgress: ProgressWaiter): number {
   let ran = 0;
   let states: Int32Array|undefined;
@@ -141,7 +177,7 @@ export function claimAndRun(
       continue;
     }
     raiseLowWaterMark(control, states, claim, count, open);
-    runTask(job, task);
+    runTaskLogged(memory, control, thread, runTask, job, task);
     ran++;
     Atomics.store(states, 2 * task + 1, finished);
     Atomics.add(control, DONE, 1);

@@ -29,7 +29,7 @@ function serve({module, memory, controlAt, index}: Start, report: (message: unkn
   report({ready: index});
   for (;;) {
     const wake = Atomics.load(control, WAKE + index);
-    if (index < Atomics.load(control, WORKERS_WANTED)) claimAndRun(memory, control, runTask, blockForProgress);
+    if (index < Atomics.load(control, WORKERS_WANTED)) claimAndRun(memory, control, index + 1, runTask, blockForProgress);
     Atomics.wait(control, WAKE + index, wake);
   }
 }
