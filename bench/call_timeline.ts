@@ -161,6 +161,7 @@ async function main() {
       ms(median(many.map(f => f.wall))), ms(median(many.map(f => f.planned))), ms(median(many.map(f => f.packed))),
       ms(median(many.map(f => f.workerStart))),
       many[0].tasks.map((_, t) => ms(median(many.map(f => f.tasks[t])))).join(' + '),
+      `${(median(many.map(f => f.tasks.reduce((a, b) => a + b, 0))) / median(one.map(f => f.tasks[0]))).toFixed(2)}×`,
       ms(median(many.map(f => f.callerWait))), ms(median(many.map(f => f.wall - f.simd))),
       `${pairedMedianRatio(one.map(f => f.wall), many.map(f => f.wall)).toFixed(2)}×`,
     ];
@@ -182,13 +183,15 @@ async function main() {
          idle: `the process idles ${options['gap-ms']} ms`}[options.before]}${options.pin ? '; threads pinned' : ''}. ` +
         `Medians in ms. "tasks" is the time each thread spent in tasks (calling thread first); "packing, other" the rest ` +
         `of a 1-thread call's SIMD path; "planned" the ${n}-thread call's time in the SIMD path before it opens its job; ` +
-        `"packed" when it published its last step; "worker from" when worker 0 started its first task; "caller waits" its ` +
+        `"packed" when it published its last step; "worker from" when worker 0 started its first task; "all tasks ÷ 1 ` +
+        `thread's" the ${n} threads' task time over one thread's (above 1: the split's overhead, or threads running ` +
+        `slower together); "caller waits" its ` +
         `wait for other threads' last tasks; "outside" the op's time outside the SIMD path (tfjs, the geometry, the ` +
         `read-back); "1 ÷ ${n}" the paired median of the walls.\n`,
     markdownTable(
         ['layer', '1 thread: wall', 'tasks', 'packing, other', `${n} threads: wall`, 'planned', 'packed', 'worker from',
-         'tasks', 'caller waits', 'outside', `1 ÷ ${n}`],
-        rows, [false, ...Array(11).fill(true)]),
+         'tasks', 'all tasks ÷ 1 thread\'s', 'caller waits', 'outside', `1 ÷ ${n}`],
+        rows, [false, ...Array(12).fill(true)]),
   ].join('\n');
   if (options.out !== null) {
     const file = path.join(options.out, `timeline${suffix}.md`);
