@@ -20,11 +20,11 @@ import {CallTimeline} from '../kernels/host/simd/call_timeline';
 import {simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 
 import {commandLine, commaList, nonNegativeInteger, oneOf, outOption, positiveInteger, switchOption, valueOption} from './args';
-import {PICKS} from './cpu/picks';
+import {PICKS, THREAD_TARGETS, TRAINING_FILE} from './cpu/picks';
 import {pinnedStart, pinUnavailable} from './pin_threads';
 import {markdownTable, pairedMedianRatio, summarize} from './report';
 import {sourceState} from './source_state';
-import {findProblem, loadAllWorkloads, toOpArguments} from './workloads';
+import {findProblem, loadAllWorkloads, loadWorkloadFile, OpArguments, Problem, toOpArguments} from './workloads';
 
 /** The layers docs/threads.md discusses: the lowest of the ≥ 50 MFLOP ones, a short training layer, a long 3×3 one. */
 const DEFAULT_LAYERS = ['resnet_50:res2a_branch2a', 'tfjs-mobilenet025:conv2_2/sep', 'resnet_50:res2a_branch2b'];
@@ -35,6 +35,8 @@ const options = commandLine({
   summary: 'Where the time of a SIMD call goes on one thread and on N: tasks per thread, packing, waiting.',
   options: {
     'layers': valueOption('a,b', 'workloads by name (file:name or name)', DEFAULT_LAYERS, commaList),
+    'targets': switchOption(`instead of --layers, the layers of the thread targets: npm run bench's of ≥ ${
+        THREAD_TARGETS.bigLayerMflop} MFLOP and the training layers of ≥ ${THREAD_TARGETS.trainingLayerMflop} MFLOP`),
     'threads': valueOption('N', 'threads of the threaded calls', 2, positiveInteger),
     'calls': valueOption('N', 'timed calls per way and layer (1 thread and N alternate)', 30, positiveInteger),
     'before': valueOption('none|busy|idle', 'what precedes each call: nothing, the calling thread working, the process idling',
@@ -95,6 +97,33 @@ async function before() {
   if (options.before === 'idle') await new Promise(resolve => setTimeout(resolve, options['gap-ms']));
 }
 
+const opArguments = (problem: Problem, batch: number) => toOpArguments(problem, batch);
+const mflopOf = (args: OpArguments) => computeGeometry(
+    args.kind === 'conv' ? 'ConvolutionBackpropFilters' : 'ConvTransposeBackpropFilters',
+    {input: {shape: args.inputShape, dtype: 'float32'}, outputDelta: {shape: args.outputDeltaShape, dtype: 'float32'}},
+    args.attrs as unknown as Record<string, unknown>).flops / 1e6;
+
+/** The layers to time, each with its op's arguments: --layers, or with --targets the targets' layers. */
+function layers(): Array<{problem: Problem; args: OpArguments}> {
+  if (!options.targets) {
+    const problems = loadAllWorkloads();
+    return options.layers.map(name => {
+      const problem = findProblem(problems, name);
+      // npm run bench's batch where it times the layer, else the file's.
+      return {problem, args: opArguments(problem, PICKS.find(p => p.name === problem.name)?.batch ?? problem.batch)};
+    });
+  }
+  const picks = PICKS.map(pick => {
+    const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
+    return {problem, args: opArguments(problem, pick.batch)};
+  });
+  const training = loadWorkloadFile(TRAINING_FILE).map(problem => ({problem, args: opArguments(problem, problem.batch)}));
+  return [
+    ...[...picks, ...training].filter(l => mflopOf(l.args) >= THREAD_TARGETS.bigLayerMflop),
+    ...training.filter(l => mflopOf(l.args) >= THREAD_TARGETS.trainingLayerMflop && mflopOf(l.args) < THREAD_TARGETS.bigLayerMflop),
+  ];
+}
+
 const ms = (value: number) => Number.isNaN(value) ? '–' : value.toFixed(3);
 const median = (values: number[]) => summarize(values.filter(v => !Number.isNaN(v))).median;
 
@@ -114,13 +143,10 @@ async function main() {
   }
   if (ready !== options.threads) throw new Error(`only ${ready} of ${options.threads} threads started`);
   simdTesting.recordTimeline = true;
-  const problems = loadAllWorkloads();
   const started = Date.now();
   const rows: string[][] = [];
-  for (const name of options.layers) {
-    const problem = findProblem(problems, name);
-    // npm run bench's batch where it times the layer, else the file's.
-    const args = toOpArguments(problem, PICKS.find(p => p.name === problem.name)?.batch ?? problem.batch);
+  for (const {problem, args} of layers()) {
+    const name = problem.name;
     const x = tf.randomNormal(args.inputShape, 0, 1, 'float32', 1);
     const dy = tf.randomNormal(args.outputDeltaShape, 0, 1, 'float32', 2);
     const op = () => args.kind === 'conv' ? convolutionBackpropFilters(x, dy, args.attrs) :
@@ -151,12 +177,8 @@ async function main() {
       }
     }
     tf.dispose([x, dy]);
-    const flops = computeGeometry(
-        args.kind === 'conv' ? 'ConvolutionBackpropFilters' : 'ConvTransposeBackpropFilters',
-        {input: {shape: args.inputShape, dtype: 'float32'}, outputDelta: {shape: args.outputDeltaShape, dtype: 'float32'}},
-        args.attrs as unknown as Record<string, unknown>).flops;
     const row = [
-      `${problem.name}, batch ${args.batch} (${(flops / 1e6).toFixed(1)} MFLOP)`,
+      `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}, batch ${args.batch} (${mflopOf(args).toFixed(1)} MFLOP)`,
       ms(median(one.map(f => f.wall))), ms(median(one.map(f => f.tasks[0]))), ms(median(one.map(f => f.simd - f.tasks[0]))),
       ms(median(many.map(f => f.wall))), ms(median(many.map(f => f.planned))), ms(median(many.map(f => f.packed))),
       ms(median(many.map(f => f.workerStart))),
@@ -168,7 +190,8 @@ async function main() {
     console.log(row.join(' | '));
     rows.push(row);
   }
-  const suffix = `${options.before === 'none' ? '' : `-${options.before}`}${options.pin ? '-pinned' : ''}`;
+  const suffix = `${options.targets ? '-targets' : ''}${options.before === 'none' ? '' : `-${options.before}`}${
+      options.pin ? '-pinned' : ''}`;
   const cpus = os.cpus();
   const n = options.threads;
   const report = [
