@@ -13,6 +13,7 @@ import {Worker} from 'worker_threads';
 
 import {commandLine, switchOption} from './args';
 import {pinnedStart, pinUnavailable} from './pin_threads';
+import {CPU_NOW_SOURCE, cpuNow} from './thread_cpu';
 
 const options = commandLine({
   usage: 'npm run bench:wake [-- options]',
@@ -23,11 +24,8 @@ const options = commandLine({
 const ROUNDS = 30;
 const WORK_MS = 2;
 const linux = process.platform === 'linux';
-/** The CPU the calling thread runs on now (Linux; field 39 of /proc/thread-self/stat), or -1; as source, for the worker too. */
-const CPU_NOW_SOURCE = `() => { try { return Number(require('fs').readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[36]); } catch { return -1; } }`;
 /** Fixed work, the same on both threads: a dependent chain of float operations. */
 const WORK_SOURCE = `(n) => { let x = 1; for (let i = 0; i < n; i++) x = x * 1.0000001 + 1e-9; return x; }`;
-const cpuNow = eval(CPU_NOW_SOURCE) as () => number;
 const work = eval(WORK_SOURCE) as (iterations: number) => number;
 
 // Control words: 0 the job count (caller → worker), 1 jobs done (worker → caller).
