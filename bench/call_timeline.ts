@@ -7,7 +7,8 @@
  * (`busy`, as a training step's other ops), or the whole process idling (`idle`, as between a
  * bench's implementations), for `--gap-ms`. `--pin` pins the calling thread to CPU 0 and the
  * workers to the others (bench/pin_threads.ts). Prints the medians per layer and, with `--each`,
- * every call; writes bench/results/timeline[-busy|-idle][-pinned].md.
+ * every call; writes bench/results/timeline[-targets][-busy|-idle][-pinned].md (`--targets`: the layers of
+ * issue 31's thread targets instead of `--layers`).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
