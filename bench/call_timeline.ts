@@ -16,16 +16,15 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import {computeGeometry, convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
-import {CallTimeline} from '../kernels/host/simd/call_timeline';
+import {convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
 import {simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 
+import {CallFigures, figuresOf, mflopOf, namedLayers, targetLayers} from './call_figures';
 import {commandLine, commaList, nonNegativeInteger, oneOf, outOption, positiveInteger, switchOption, valueOption} from './args';
-import {PICKS, THREAD_TARGETS, TRAINING_FILE} from './cpu/picks';
+import {THREAD_TARGETS} from './cpu/picks';
 import {pinnedStart, pinUnavailable} from './pin_threads';
 import {markdownTable, pairedMedianRatio, summarize} from './report';
 import {sourceState} from './source_state';
-import {findProblem, loadAllWorkloads, loadWorkloadFile, OpArguments, Problem, toOpArguments} from './workloads';
 
 /** The layers docs/threads.md discusses: the lowest of the ≥ 50 MFLOP ones, a short training layer, a long 3×3 one. */
 const DEFAULT_LAYERS = ['resnet_50:res2a_branch2a', 'tfjs-mobilenet025:conv2_2/sep', 'resnet_50:res2a_branch2b'];
@@ -49,42 +48,7 @@ const options = commandLine({
   },
 });
 
-/** What one call's timeline says, in ms. */
-interface CallFigures {
-  /** From the op's call to its result read back. */
-  wall: number;
-  /** In the SIMD path: from its entry to the filter copied out. */
-  simd: number;
-  /** The calling thread's time before its first chunk (the plan, before it packs or wakes a worker). */
-  planned: number;
-  /** From the plan to the last step published: the packing (with the tasks run between steps on one thread). */
-  packed: number;
-  /** Task time per thread (index 0: the calling thread). */
-  tasks: number[];
-  /** When worker 0 started its first task (NaN on one thread, or when it ran none). */
-  workerStart: number;
-  /** The calling thread's wait for other threads' tasks: from its own last task to the chunk done. */
-  callerWait: number;
-}
-
 const epochMs = () => performance.timeOrigin + performance.now();
-
-function figuresOf(timeline: CallTimeline, wall: number): CallFigures {
-  const at = (phase: string) => timeline.events.filter(e => e.phase === phase).map(e => e.at);
-  const tasks = Array.from({length: timeline.threads}, (_, thread) =>
-      timeline.tasks.filter(t => t.thread === thread).reduce((sum, t) => sum + t.end - t.start, 0));
-  const workerRuns = timeline.tasks.filter(t => t.thread === 1);
-  const callerEnd = Math.max(0, ...timeline.tasks.filter(t => t.thread === 0).map(t => t.end));
-  return {
-    wall,
-    simd: at('copied')[0],
-    planned: at('planned')[0],
-    packed: Math.max(...at('step')),
-    tasks,
-    workerStart: workerRuns.length === 0 ? NaN : Math.min(...workerRuns.map(t => t.start)),
-    callerWait: timeline.threads === 1 ? 0 : Math.max(0, Math.max(...at('chunk done')) - callerEnd),
-  };
-}
 
 const busyFor = (ms: number) => {
   const end = performance.now() + ms;
@@ -96,33 +60,6 @@ const busyFor = (ms: number) => {
 async function before() {
   if (options.before === 'busy') busyFor(options['gap-ms']);
   if (options.before === 'idle') await new Promise(resolve => setTimeout(resolve, options['gap-ms']));
-}
-
-const opArguments = (problem: Problem, batch: number) => toOpArguments(problem, batch);
-const mflopOf = (args: OpArguments) => computeGeometry(
-    args.kind === 'conv' ? 'ConvolutionBackpropFilters' : 'ConvTransposeBackpropFilters',
-    {input: {shape: args.inputShape, dtype: 'float32'}, outputDelta: {shape: args.outputDeltaShape, dtype: 'float32'}},
-    args.attrs as unknown as Record<string, unknown>).flops / 1e6;
-
-/** The layers to time, each with its op's arguments: --layers, or with --targets the targets' layers. */
-function layers(): Array<{problem: Problem; args: OpArguments}> {
-  if (!options.targets) {
-    const problems = loadAllWorkloads();
-    return options.layers.map(name => {
-      const problem = findProblem(problems, name);
-      // npm run bench's batch where it times the layer, else the file's.
-      return {problem, args: opArguments(problem, PICKS.find(p => p.name === problem.name)?.batch ?? problem.batch)};
-    });
-  }
-  const picks = PICKS.map(pick => {
-    const problem = findProblem(loadWorkloadFile(pick.file), pick.name);
-    return {problem, args: opArguments(problem, pick.batch)};
-  });
-  const training = loadWorkloadFile(TRAINING_FILE).map(problem => ({problem, args: opArguments(problem, problem.batch)}));
-  return [
-    ...[...picks, ...training].filter(l => mflopOf(l.args) >= THREAD_TARGETS.bigLayerMflop),
-    ...training.filter(l => mflopOf(l.args) >= THREAD_TARGETS.trainingLayerMflop && mflopOf(l.args) < THREAD_TARGETS.bigLayerMflop),
-  ];
 }
 
 const ms = (value: number) => Number.isNaN(value) ? '–' : value.toFixed(3);
@@ -146,7 +83,7 @@ async function main() {
   simdTesting.recordTimeline = true;
   const started = Date.now();
   const rows: string[][] = [];
-  for (const {problem, args} of layers()) {
+  for (const {problem, args} of options.targets ? targetLayers() : namedLayers(options.layers)) {
     const name = problem.name;
     const x = tf.randomNormal(args.inputShape, 0, 1, 'float32', 1);
     const dy = tf.randomNormal(args.outputDeltaShape, 0, 1, 'float32', 2);
