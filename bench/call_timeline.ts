@@ -18,6 +18,7 @@ import * as path from 'path';
 
 import {convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
 import {simdTesting} from '../kernels/host/simd/simd_filter_gradient';
+import {epochMs} from '../kernels/host/simd/thread_protocol';
 
 import {CallFigures, figuresOf, mflopOf, namedLayers, targetLayers} from './call_figures';
 import {commandLine, commaList, nonNegativeInteger, oneOf, outOption, positiveInteger, switchOption, valueOption} from './args';
@@ -47,8 +48,6 @@ const options = commandLine({
     'out': outOption(),
   },
 });
-
-const epochMs = () => performance.timeOrigin + performance.now();
 
 const busyFor = (ms: number) => {
   const end = performance.now() + ms;

@@ -11,6 +11,8 @@
  */
 import {Worker} from 'worker_threads';
 
+import {epochMs} from '../kernels/host/simd/thread_protocol';
+
 import {commandLine, switchOption} from './args';
 import {pinnedStart, pinUnavailable} from './pin_threads';
 import {CPU_NOW_SOURCE, cpuNow} from './thread_cpu';
@@ -44,7 +46,6 @@ const workIterations = (() => {
   return Math.round(WORK_MS * 4e6 / fastest);
 })();
 
-const now = () => performance.timeOrigin + performance.now();
 const busyFor = (ms: number) => {
   const end = performance.now() + ms;
   while (performance.now() < end) work(1000);
@@ -57,12 +58,12 @@ async function round(beforeWake: () => unknown) {
   const job = Atomics.load(control, 0);
   await beforeWake();
   const callerCpu = cpuNow();
-  const woke = now();
+  const woke = epochMs();
   Atomics.store(control, 0, job + 1);
   Atomics.notify(control, 0);
   work(workIterations);
   Atomics.wait(control, 1, job);
-  return {latencyUs: (records[2 * job] - woke) * 1000, sameCpu: records[2 * job + 1] === callerCpu, pair: (now() - woke) / WORK_MS};
+  return {latencyUs: (records[2 * job] - woke) * 1000, sameCpu: records[2 * job + 1] === callerCpu, pair: (epochMs() - woke) / WORK_MS};
 }
 
 async function report(label: string, beforeWake: () => unknown) {
