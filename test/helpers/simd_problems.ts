@@ -99,6 +99,13 @@ export const THREAD_LAYERS: readonly SimdProblem[] = [
     attrs: {strides: [1, 1, 1], padsBegin: [1, 1, 1], padsEnd: [1, 1, 1], filterShape: [3, 3, 3]},
   },
   {
+    // Sample 1 starts 4 bytes off the 8-byte alignment of its place in the shared memory, which
+    // the copy into it (simd_filter_gradient.ts, copyFloats) takes through its staging buffer.
+    name: 'an odd 16,385 floats a sample (1×3, 1→8): every other sample staged, in two pieces',
+    op: 'conv', input: [3, 1, 16385, 1], outputDelta: [3, 1, 16383, 8],
+    attrs: {strides: [1, 1], filterShape: [1, 3]},
+  },
+  {
     name: 'transposed 4×4 stride 2, 16→8',
     op: 'transposed', input: [2, 12, 12, 16], outputDelta: [2, 24, 24, 8],
     attrs: {strides: [2, 2], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [4, 4]},
