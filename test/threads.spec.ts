@@ -190,7 +190,29 @@ describe('the thread plan', () => {
     expect(two.reason).toBeUndefined();
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
     const one = simdPlanOf(res2());
-    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1});
+    expect(two.unitBounds).toEqual([0, 288, 576, 864, 1152]);
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, unitBounds: [0, 1152]});
+  });
+
+  it('starts a depthwise unit part only where one thread starts a 16-lane pass: an offset, or 4 units of 4 lanes into one', async () => {
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 2);
+    await simdThreadsReady();
+    // MobileNet conv2_1/dw: 9 offsets × 8 units of 4 lanes. Even parts would start at 18, 36 and
+    // 54, two units into offsets 2 and 6: their lanes there would run 4 at a time.
+    const dw = geometryOf([2, 112, 112, 32], [2, 112, 112, 32], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], groups: 32, filterShape: [3, 3]});
+    const plan = simdPlanOf(dw);
+    expect([plan.units, plan.unitParts]).toEqual([72, 4]);
+    expect(plan.unitBounds).toEqual([0, 20, 36, 56, 72]);
+    // 2 offsets × 8 units in 16 parts on 8 threads: most parts empty, and no task runs one.
+    tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 8);
+    await simdThreadsReady();
+    const narrow = geometryOf([2, 8, 9, 32], [2, 8, 8, 32], {strides: [1, 1], groups: 32, filterShape: [1, 2]});
+    const eight = simdPlanOf(narrow);
+    expect([eight.threads, eight.units, eight.unitParts]).toEqual([8, 16, 16]);
+    expect([...new Set(eight.unitBounds)]).toEqual([0, 4, 8, 12, 16]);
+    const tasks = chunkSteps(narrow, eight, 0, 2).flatMap(step => step.tasks);
+    expect(tasks.every(t => t.unitEnd > t.unitFirst)).toBeTrue();
+    expect(new Set(tasks.map(t => t.unitFirst)).size).toBe(4);
   });
 
   it('runs a chunk in steps whose tasks cover every row × unit once, each following the one before on its sums', async () => {

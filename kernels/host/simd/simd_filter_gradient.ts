@@ -291,6 +291,8 @@ export interface SimdPlan {
   readonly slices: number;
   /** Each slice's units split into this many tasks (1 on one thread). */
   readonly unitParts: number;
+  /** Where the unit parts start, and the last one ends: unitParts + 1 ascending units from 0 to `units`. */
+  readonly unitBounds: readonly number[];
   /** Samples packed at a time. */
   readonly chunkSamples: number;
   /**
@@ -438,8 +440,28 @@ function planOf(
   const steps = threads === 1 ? simdTesting.oneThreadSteps : simdTesting.maxSteps;
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
-    chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
+    unitBounds: unitBoundsOf(layout, unitParts), chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
   };
+}
+
+/**
+ * Where `parts` parts of the layout's output units start: evenly, except that a depthwise part
+ * starts only where one thread's sweep of a kernel offset starts a 16-lane pass (the offset's
+ * start, or a multiple of 4 units of 4 lanes into it). A part that started elsewhere would run
+ * lanes of one offset in 4-lane passes, one chain of multiply-adds each, where one thread runs
+ * four chains at once; parts so placed run the passes one thread runs. Dense units are whole
+ * tiles wherever a part starts.
+ */
+function unitBoundsOf(layout: Layout, parts: number): number[] {
+  const {units, depthwise, kernelVolume} = layout;
+  const even = (part: number) => Math.floor(part * units / parts);
+  if (!depthwise) return Array.from({length: parts + 1}, (_, part) => even(part));
+  const perOffset = units / kernelVolume;
+  return Array.from({length: parts + 1}, (_, part) => {
+    const offset = Math.floor(even(part) / perOffset);
+    const into = Math.round((even(part) - offset * perOffset) / 4) * 4;
+    return offset * perOffset + Math.min(into, perOffset);
+  });
 }
 
 /** The plan a call of `geometry` would run now, without running it (tests, benches). */
@@ -518,7 +540,7 @@ export function computeFilterGradientSimd(
   }
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
-    const alone = {...plan, threads: 1, unitParts: 1, steps: 1, reason: 'pool failed'};
+    const alone = {...plan, threads: 1, unitParts: 1, unitBounds: [0, plan.units], steps: 1, reason: 'pool failed'};
     const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
     return values === null || values === 'stalled' ? null : {values, plan: alone};
   }
@@ -680,12 +702,11 @@ export function chunkSteps(geometry: FilterGradientGeometry, plan: SimdPlan, fir
 }
 
 function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, end: number): ChunkStep[] {
-  const {slices, unitParts, units, reductionRows} = plan;
+  const {slices, unitParts, unitBounds, reductionRows} = plan;
   const rowsPerSample = reductionRows / batch;
   const chunkRows = (end - first) * rowsPerSample;
   const [srcLinesPerSample, dstLinesPerSample] = layout.linesThrough(rowsPerSample - 1);
   const sliceStart = (s: number) => Math.floor(s * reductionRows / slices) - first * rowsPerSample;
-  const unitStart = (p: number) => Math.floor(p * units / unitParts);
   const lastTask = new Array<number>(slices * unitParts).fill(-1);
   const steps: ChunkStep[] = [];
   let taskCount = 0;
@@ -714,9 +735,10 @@ function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, e
       const rowEnd = Math.min(sliceStart(slice + 1), stepEnd);
       if (rowFirst >= rowEnd) continue;
       for (let part = 0; part < unitParts; part++) {
+        if (unitBounds[part] === unitBounds[part + 1]) continue;  // a depthwise part its neighbours took
         const sums = slice * unitParts + part;
         tasks.push({
-          slice, unitFirst: unitStart(part), unitEnd: unitStart(part + 1), rowFirst, rowEnd, follows: lastTask[sums],
+          slice, unitFirst: unitBounds[part], unitEnd: unitBounds[part + 1], rowFirst, rowEnd, follows: lastTask[sums],
           zeroes: rowFirst === sliceStart(slice), stores: slices === 1 && rowEnd === sliceStart(slice + 1),
         });
         lastTask[sums] = taskCount++;
