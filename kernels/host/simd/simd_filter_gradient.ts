@@ -440,7 +440,8 @@ function planOf(
   const steps = threads === 1 ? simdTesting.oneThreadSteps : simdTesting.maxSteps;
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
-    unitBounds: unitBoundsOf(layout, unitParts), chunkSamples, steps, blockRows: layout.blockRows, blockColumns: layout.blockColumns,
+    unitBounds: unitBoundsOf(layout, unitParts), chunkSamples, steps, blockRows: layout.blockRows,
+    blockColumns: layout.blockColumns,
   };
 }
 
