@@ -210,7 +210,7 @@ function poolFor(build: Build): Pool|undefined {
   return pools[build];
 }
 
-/** Where the control words go in a pool's memory: after the module's static data. */
+/** Where the control words go in an instance's memory: after the module's static data. */
 const controlAt = (kernels: MicroKernels) => roundUp(kernels.heapBase(), 64);
 
 /** Ends the worker threads, if any (they are unref'd in Node; this is for tests and apps that want them gone). */
@@ -567,7 +567,8 @@ function run(
   if (tasksPerChunk > MAX_TASKS) return null;
 
   const kernels = instance.kernels;
-  const jobAt = roundUp(kernels.heapBase(), 64) + CONTROL_BYTES;
+  // The control words (a pool's, or the task log's switch on one thread), then the job.
+  const jobAt = controlAt(kernels) + CONTROL_BYTES;
   const tasksAt = jobAt + JOB_BYTES;
   const statesAt = roundUp(tasksAt + TASK_BYTES * tasksPerChunk, 64);
   const sumsAt = roundUp(statesAt + 8 * tasksPerChunk, 64);
@@ -587,7 +588,7 @@ function run(
     }
   }
   const buffer = memory.buffer;
-  const control = new Int32Array(buffer, roundUp(kernels.heapBase(), 64), CONTROL_WORDS);
+  const control = new Int32Array(buffer, controlAt(kernels), CONTROL_WORDS);
   // No task is logged unless this call records (a call before may have stopped mid-record).
   Atomics.store(control, TASK_LOG_AT, 0);
   const sums = new Float64Array(buffer, sumsAt, sumCount * slices);
