@@ -12,6 +12,7 @@
 import {Worker} from 'worker_threads';
 
 import {commandLine, nonNegativeInteger, positiveInteger, valueOption} from './args';
+import {summarize} from './report';
 import {CPU_NOW_SOURCE, cpuNow} from './thread_cpu';
 
 const options = commandLine({
@@ -38,7 +39,7 @@ const PAIRS_PER_ROUND = 7;
 
 // Control words: 0 the job count (caller → worker), 1 jobs done (worker → caller), 2 the worker's CPU.
 const control = new Int32Array(new SharedArrayBuffer(12));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+const median = (values: number[]) => summarize(values).median;
 
 async function main() {
   const worker = new Worker(`
