@@ -6,8 +6,8 @@
  *
  * The workloads and their batches are `npm run bench`'s (bench/cpu/picks.ts: the ResNet-50,
  * GoogLeNet and other picked layers, then every layer of shapes_tfjs_training at its file's
- * batch, amortized over TRAINING_RUN_MS), and so are the timing (warm-up, then rounds over the
- * implementations, every other round reversed) and the summary table (bench/cpu/report.ts), so a
+ * batch), and so are the timing (warm-up, then rounds over the implementations, every other round
+ * reversed, a run amortized over RUN_MS) and the summary table (bench/cpu/report.ts), so a
  * row reads against bench/results/cpu.md. The implementations: ours on `cpu` and on `wasm`, each
  * with CONV_BACKPROP_FILTERS_THREADS 1 and N; problems under CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP
  * stay on one thread, as they do for a user.
@@ -24,7 +24,7 @@ import * as path from 'path';
 import {commandLine} from './args';
 import {BROWSER_THREADS_COMMAND, browserThreadsOptions, BrowserThreadsOptions, QUICK} from './browser_threads_options';
 import type {ImplKey} from './cpu/implementations';
-import {MAX_CALLS_PER_RUN, PICKS, TRAINING_FILE, TRAINING_RUN_MS} from './cpu/picks';
+import {MAX_CALLS_PER_RUN, PICKS, TRAINING_FILE, RUN_MS} from './cpu/picks';
 import {pairedSpeedUp, threadScalingTable, TimedWorkload} from './cpu/report';
 import {runKarmaPage} from './karma_page';
 import {markdownTable, rateRange, ratio, Timing} from './report';
@@ -49,14 +49,13 @@ export interface BrowserWorkload {
   readonly args: OpArguments;
   readonly seed: number;
   readonly runs: number;
-  /** A timed run is as many back-to-back calls as take about `amortized.runMs`, with one read-back. */
-  readonly amortized: boolean;
 }
 
 export interface BrowserThreadsPageInput {
   readonly workloads: readonly BrowserWorkload[];
   readonly implementations: readonly BrowserImpl[];
   readonly threads: number;
+  /** A timed run is as many back-to-back calls as take about `runMs` (at least one, at most `maxCalls`), with one read-back. */
   readonly amortized: {readonly runMs: number; readonly maxCalls: number};
 }
 
@@ -137,7 +136,7 @@ function browserWorkloads(options: BrowserThreadsOptions): BrowserWorkload[] {
       (!options.quick || quickNames.includes(name)) && (options.only === null || options.only.some(o => name.includes(o)));
   const workload = (problem: Problem, batch: number, set: BrowserWorkload['set'], seed: number, runs: number) => ({
     name: `${problem.name}${problem.kind === 'deconv' ? ' (deconv)' : ''}`, label: shortName(problem), shape: describeProblem(problem), set,
-    args: toOpArguments(problem, batch), seed, runs, amortized: set === 'training',
+    args: toOpArguments(problem, batch), seed, runs,
   });
   const picked = PICKS.filter(p => selected(p.name, QUICK.picks)).map((pick, index) =>
       workload(findProblem(loadWorkloadFile(pick.file), pick.name), pick.batch, 'picked', 1000 + 10 * index,
@@ -194,10 +193,10 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
         `CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (${e.thresholdMflop}) stay on one thread, as they do for a user. The calling ` +
         'thread is the page\'s main thread, which spins while it waits for the workers (Atomics.wait throws there).',
     `Each implementation: 1 warm-up call (its verbose line gives the path that ran), then ${options.runs} timed runs (${
-        options.keyRuns} on ResNet-50 res2a/res3a_branch2b), round-robin with the others on the same tensors, every other ` +
-        `round in reverse order; a run is one call until its result is read back; on the training layers, as many ` +
-        `back-to-back calls as take about ${TRAINING_RUN_MS} ms (from the fastest of 3 untimed calls; at most ${
-        MAX_CALLS_PER_RUN}) with one read-back, divided by the calls (${options.trainingRuns} runs).`,
+        options.keyRuns} on ResNet-50 res2a/res3a_branch2b, ${options.trainingRuns} on the training layers), round-robin ` +
+        `with the others on the same tensors, every other round in reverse order; a run is as many back-to-back calls as ` +
+        `take about ${RUN_MS} ms (from the fastest of 3 untimed calls; at least one, at most ${MAX_CALLS_PER_RUN}) with ` +
+        `one read-back, divided by the calls (DESIGN.md §7: small problems amortized).`,
     'GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest run.',
     ...(n > 1 ? [`"N÷1" is the paired median speed-up: the median over rounds of the 1-thread time ÷ the ${n}-thread time ` +
                  `of that round. The warm-up results of 1 and ${n} threads are compared bit for bit (the split does not ` +
@@ -221,7 +220,7 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
     const members = rows.filter(x => x.w.set === set);
     const header = ['layer', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', 'MFLOP',
                     ...impls.map(i => `${i.label} GFLOP/s`), ...pairs.map(([name]) => `${name} N÷1`),
-                    ...(set === 'training' ? ['calls per run'] : []), ...(n > 1 ? [`path on ${n} threads (cpu / wasm)`, `1 = ${n} bitwise`] : [])];
+                    'calls per run', ...(n > 1 ? [`path on ${n} threads (cpu / wasm)`, `1 = ${n} bitwise`] : [])];
     const body = members.map(({w, r, timed}) => [
       w.label, String(w.args.batch), w.shape, (r.flops / 1e6).toFixed(r.flops < 1e7 ? 2 : 1),
       ...impls.map(i => {
@@ -229,7 +228,7 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
         return m ? rateRange(r.flops, m.timing) : '–';
       }),
       ...pairs.map(([, many, one]) => ratio(pairedSpeedUp(timed, many, one))),
-      ...(set === 'training' ? [impls.map(i => r.measurements.find(x => x.impl === i.key)?.callsPerRun ?? '–').join(', ')] : []),
+      impls.map(i => r.measurements.find(x => x.impl === i.key)?.callsPerRun ?? '–').join(', '),
       ...(n > 1 ? [planCell(r, impls), bitwiseCell(r)] : []),
     ]);
     return markdownTable(header, body, header.map((_, c) => c === 1 || (c >= 3 && c < header.length - (n > 1 ? 2 : 0))));
@@ -237,10 +236,10 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
   if (rows.some(x => x.w.set === 'picked')) {
     out.push('## Picked layers (GFLOP/s: median (slowest–fastest))\n');
     out.push(table('picked'));
-    out.push('');
+    out.push(`\ncalls per run, in order: ${impls.map(i => i.label).join('; ')}.\n`);
   }
   if (rows.some(x => x.w.set === 'training')) {
-    out.push(`## Training layers (\`${TRAINING_FILE}\`, amortized)\n`);
+    out.push(`## Training layers (\`${TRAINING_FILE}\`)\n`);
     out.push(table('training'));
     out.push(`\ncalls per run, in order: ${impls.map(i => i.label).join('; ')}.\n`);
   }
@@ -250,7 +249,7 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
   const markdown = out.join('\n') + '\n';
   const json = {
     code: sourceState(), command, date: new Date().toISOString(), seconds, threads: n, runs: options.runs, keyRuns: options.keyRuns,
-    trainingRuns: options.trainingRuns, trainingRunMs: TRAINING_RUN_MS, quick: options.quick, environment: e,
+    trainingRuns: options.trainingRuns, trainingRunMs: RUN_MS, quick: options.quick, environment: e,
     implementations: impls,
     workloads: rows.map(({w, r}) => ({...r, label: w.label, set: w.set, batch: w.args.batch, shape: w.shape})),
   };
@@ -266,7 +265,7 @@ async function main() {
   const impls = browserImplementations(options.threads);
   const root = path.resolve(__dirname, '..');
   const input: BrowserThreadsPageInput = {
-    workloads, implementations: impls, threads: options.threads, amortized: {runMs: TRAINING_RUN_MS, maxCalls: MAX_CALLS_PER_RUN},
+    workloads, implementations: impls, threads: options.threads, amortized: {runMs: RUN_MS, maxCalls: MAX_CALLS_PER_RUN},
   };
   console.error(`${workloads.length} layers, ${impls.map(i => i.label).join('; ')}`);
   const {result, exitCode} = await runKarmaPage<BrowserThreadsPageResult>(

@@ -105,12 +105,9 @@ async function runWorkload(w: BrowserWorkload, input: BrowserThreadsPageInput): 
       await use(impl);
       const {values, path} = verboseCall(callOf(impl));
       checkPath(w, impl, path);
-      let calls = 1;
-      if (w.amortized) {
-        // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
-        const single = Math.min(await timed(impl, 1), await timed(impl, 1), await timed(impl, 1));
-        calls = Math.max(1, Math.min(input.amortized.maxCalls, Math.round(input.amortized.runMs / Math.max(single, 1e-3))));
-      }
+      // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
+      const single = Math.min(await timed(impl, 1), await timed(impl, 1), await timed(impl, 1));
+      const calls = Math.max(1, Math.min(input.amortized.maxCalls, Math.round(input.amortized.runMs / Math.max(single, 1e-3))));
       sessions.push({impl, values, path, calls, times: []});
     }
     for (let run = 0; run < w.runs; run++) {

@@ -16,7 +16,8 @@
  *   shape (~0.015 GFLOP/s, so one run).
  *
  * Then the training layers (`conv/shapes_tfjs_training`, every layer at the batch its file
- * gives), amortized: several back-to-back calls with one read-back (DESIGN.md §7).
+ * gives). A timed run of ours is several back-to-back calls with one read-back where a call is
+ * short (DESIGN.md §7; RUN_MS in bench/cpu/picks.ts).
  *
  * Every implementation of a workload is warmed up once (that call also measures memory), then
  * the timed runs go round-robin over the implementations, so noise from a shared machine hits
@@ -191,15 +192,15 @@ async function main() {
       notes.push(`tfjs built-in cpu kernel skipped: ${!options.builtIn ? '--no-builtin' : 'not selected'}.`);
     }
 
-    // The training layers, each at its file's batch, amortized.
+    // The training layers, each at its file's batch.
     const training: WorkloadResult[] = [];
     if (options.training !== 'no') {
       const trainingImpls = impls.filter(i => i.key !== 'typescript');
       const layers = loadWorkloadFile(TRAINING_FILE, dir).filter(p => selected(p.name));
-      log(`\ntraining layers (${TRAINING_FILE}): ${layers.length}, ${options.trainingRuns} amortized runs each`);
+      log(`\ntraining layers (${TRAINING_FILE}): ${layers.length}, ${options.trainingRuns} runs each`);
       for (const [index, problem] of layers.entries()) {
         const result = await runWorkload(
-            problem, problem.batch, 5000 + 10 * index, trainingImpls, {...options, runs: options.trainingRuns}, true);
+            problem, problem.batch, 5000 + 10 * index, trainingImpls, {...options, runs: options.trainingRuns});
         training.push(result);
         log(`  ${result.label} (batch ${problem.batch}): ${
             result.measurements.map(m => `${m.impl} ${rate(m.gflops)} (×${m.callsPerRun ?? 1})`).join(', ')} GFLOP/s`);

@@ -31,9 +31,15 @@ export const PICKS: readonly Pick[] = [
 /** The shape tfjs's built-in cpu Conv2DBackpropFilter is timed on: ResNet-50 res2a_branch2b at batch 1. */
 export const ANCHOR: Pick = {file: 'conv/shapes_resnet_50', name: 'resnet_50:res2a_branch2b', batch: 1};
 
-/** The training layers' file, and how long one amortized run of them lasts (several calls). */
+/** The training layers' file. */
 export const TRAINING_FILE = 'conv/shapes_tfjs_training';
-export const TRAINING_RUN_MS = 40;
+/**
+ * How long one timed run of ours lasts: as many back-to-back calls as take about this long, at most
+ * MAX_CALLS_PER_RUN, at least one (DESIGN.md §7: small problems amortized). A call shorter than a
+ * millisecond or two would otherwise time the read-back and, after the bench's idle pauses, how
+ * soon the OS wakes a parked worker.
+ */
+export const RUN_MS = 40;
 export const MAX_CALLS_PER_RUN = 64;
 
 /** The thread targets of issue 31: N threads ÷ 1 on layers of at least these many MFLOP. */

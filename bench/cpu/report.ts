@@ -5,7 +5,7 @@ import {sourceState} from '../source_state';
 
 import {IMPL_COLORS, Impl, ImplKey} from './implementations';
 import {Options} from './options';
-import {MAX_CALLS_PER_RUN, PICKS, THREAD_TARGETS, TRAINING_FILE, TRAINING_RUN_MS} from './picks';
+import {MAX_CALLS_PER_RUN, PICKS, THREAD_TARGETS, TRAINING_FILE, RUN_MS} from './picks';
 import {Measurement, WorkloadResult} from './run_workload';
 
 export interface ReportInput {
@@ -96,7 +96,9 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
            `round-robin with the others on the same workload, every other round in reverse order (${keyRuns} on the key ` +
            `workloads ResNet-50 res2a/res3a_branch2b and the built-in's shape; TypeScript loops: at most 5; wasm built-in: ${
                Math.min(r.options.runs, 3)}); ` +
-           `a run is one call until its result is read back. Ours on ${n} threads: CONV_BACKPROP_FILTERS_THREADS ${n}, ` +
+           `a run of ours is as many back-to-back calls as take about ${RUN_MS} ms (from the fastest of 3 untimed calls; ` +
+           `at least one, at most ${MAX_CALLS_PER_RUN}) with one read-back of the last result, divided by the calls ` +
+           `(DESIGN.md §7: small problems amortized); PyTorch times one call per run itself. Ours on ${n} threads: CONV_BACKPROP_FILTERS_THREADS ${n}, ` +
            `problems under the threshold (CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, docs/threads.md) stay on one thread, ` +
            `as they do for a user. GFLOP/s = 2·N·O·(C/G)·K·out-spatial / median time; "(a–b)" is the slowest–fastest ` +
            `run; "N÷1" is the paired median speed-up (the median over rounds of the 1-thread time ÷ the ${n}-thread time ` +
@@ -159,7 +161,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
                     ...columns.map(key => `${label(key)} GFLOP/s`), ...present.map(([name]) => `${name} N÷1`),
                     ...(has('pytorch') ? ['ours cpu ÷ PyTorch (1 thread)'] : []),
                     ...(has('pytorchThreads') ? [`ours cpu ÷ PyTorch (${n} threads)`] : []),
-                    'tfjs built-in (wasm) GFLOP/s', 'ours wasm ÷ built-in', ...(training ? ['calls per run (cpu, wasm)'] : []), 'diff'];
+                    'tfjs built-in (wasm) GFLOP/s', 'ours wasm ÷ built-in', 'calls per run (cpu, wasm)', 'diff'];
     const rows = ws.map(w => {
       const b = find(w, 'wasmBuiltIn');
       const worstDiff = Math.max(...w.measurements.map(m => m.difference ?? 0));
@@ -174,7 +176,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
         ...(has('pytorch') ? [ratio((find(w, 'simd')?.gflops ?? NaN) / (find(w, 'pytorch')?.gflops ?? NaN))] : []),
         ...(has('pytorchThreads') ? [ratio((find(w, 'simdThreads')?.gflops ?? NaN) / (find(w, 'pytorchThreads')?.gflops ?? NaN))] : []),
         b ? rateRange(w.flops, b.timing) : 'n/a', b ? ratio((find(w, 'wasm')?.gflops ?? NaN) / b.gflops) : '–',
-        ...(training ? [`${find(w, 'simd')?.callsPerRun ?? '–'}, ${find(w, 'wasm')?.callsPerRun ?? '–'}`] : []),
+        `${find(w, 'simd')?.callsPerRun ?? '–'}, ${find(w, 'wasm')?.callsPerRun ?? '–'}`,
         worstDiff > 0 ? worstDiff.toExponential(1) : '0',
       ];
     });
@@ -237,9 +239,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
     out.push(`Every layer of the file at the batch it gives (what tfjs users train: MNIST, CIFAR-10, a speech spectrogram ` +
              `model, MobileNet v1 α 0.25 at 128 px, and batch 1–2 ResNet-50/MobileNet layers). ${r.options.trainingRuns} ` +
              `timed runs per implementation after 1 warm-up (built-in: ${Math.min(r.options.trainingRuns, 3)}), round-robin, ` +
-             `every other round in reverse order; these calls are short, so a run is as many back-to-back calls as take ` +
-             `about ${TRAINING_RUN_MS} ms (from the fastest of 3 untimed calls; at most ${MAX_CALLS_PER_RUN}) with one ` +
-             `read-back of the last result, divided by the calls (DESIGN.md §7); PyTorch times one call per run itself. ` +
+             `every other round in reverse order; runs amortized as above. ` +
              `Inputs are tensors of the backend, as a model passes them.\n`);
     out.push(throughputTable(r.training, true));
     out.push(`\n${builtInNote} ${diffNote}\n`);
@@ -281,7 +281,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
     workloads: r.results,
     anchor: r.anchor,
     training: r.training,
-    trainingRunMs: TRAINING_RUN_MS,
+    trainingRunMs: RUN_MS,
   };
   return {markdown, svg, trainingSvg, json};
 }

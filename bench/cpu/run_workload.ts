@@ -4,7 +4,7 @@ import {describeProblem, Problem, toOpArguments} from '../workloads';
 
 import {Impl, ImplKey, Memory, opName, Session} from './implementations';
 import {Options} from './options';
-import {MAX_CALLS_PER_RUN, TRAINING_RUN_MS} from './picks';
+import {MAX_CALLS_PER_RUN, RUN_MS} from './picks';
 
 export interface Measurement {
   impl: ImplKey;
@@ -13,7 +13,7 @@ export interface Measurement {
   memory: Memory;
   /** max |impl − base| / max |base|, base = the TypeScript loops, else ours cpu SIMD (null: not compared). */
   difference: number | null;
-  /** Calls per timed run (several, with one read-back, on the training layers). */
+  /** Calls per timed run (several, with one read-back, where a call is shorter than RUN_MS; PyTorch: 1). */
   callsPerRun?: number;
   /** ms per call of each timed run, in the order run (round r of every implementation at index r). */
   times: number[];
@@ -52,13 +52,13 @@ export const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNe
                                       .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
 
 /**
- * Sets up every implementation on one workload, warms each up, then times them round-robin.
- * `amortize`: a run is as many back-to-back calls as take about TRAINING_RUN_MS (from the fastest
- * of three untimed calls after the warm-up), with one read-back; otherwise one call.
+ * Sets up every implementation on one workload, warms each up, then times them round-robin. A run
+ * of ours and of tfjs's wasm kernel is as many back-to-back calls as take about RUN_MS (from the
+ * fastest of three untimed calls after the warm-up; at least one), with one read-back; PyTorch
+ * times one call itself, and a single-call implementation (tfjs's cpu kernel) is its warm-up.
  */
 export async function runWorkload(
-    problem: Problem, batch: number, seed: number, impls: readonly Impl[], options: Options,
-    amortize = false): Promise<WorkloadResult> {
+    problem: Problem, batch: number, seed: number, impls: readonly Impl[], options: Options): Promise<WorkloadResult> {
   const args = toOpArguments(problem, batch);
   const geometry = computeGeometry(
       opName(problem),
@@ -80,10 +80,10 @@ export async function runWorkload(
     };
     for (const s of sessions) {
       if (!s.impl.warmUpIsRun) await warmUp(s);
-      if (amortize && !s.impl.warmUpIsRun && !s.impl.key.startsWith('pytorch')) {
+      if (!s.impl.warmUpIsRun && !s.impl.key.startsWith('pytorch')) {
         // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
         const single = Math.min(await s.session.call(1), await s.session.call(1), await s.session.call(1));
-        s.calls = Math.max(1, Math.min(MAX_CALLS_PER_RUN, Math.round(TRAINING_RUN_MS / Math.max(single, 1e-3))));
+        s.calls = Math.max(1, Math.min(MAX_CALLS_PER_RUN, Math.round(RUN_MS / Math.max(single, 1e-3))));
       }
     }
     // A single-call implementation runs in the middle of the others' timed runs, so that they are
@@ -122,7 +122,7 @@ export async function runWorkload(
       const timing = summarize(s.times);
       return {
         impl: s.impl.key,
-        ...(amortize ? {callsPerRun: s.calls} : {}),
+        callsPerRun: s.calls,
         times: s.times,
         timing,
         gflops: gflops(geometry.flops, timing.median),
