@@ -45,6 +45,15 @@ export function pairedSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): n
   return pairedMedianRatio(times(slow), times(fast));
 }
 
+/**
+ * The fastest `slow` run's time ÷ the fastest `fast` run's: what the code gives where neither run
+ * met the machine's noise (the target reads the paired median, pairedSpeedUp).
+ */
+export function fastestSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): number {
+  const fastest = (key: ImplKey) => Math.min(...(w.measurements.find(m => m.impl === key)?.times ?? []));
+  return fastest(slow) / fastest(fast);
+}
+
 /** min (its workload) and median of `of` over `ws`, skipping workloads where it is not defined. */
 function spread<W extends TimedWorkload>(ws: readonly W[], of: (w: W) => number) {
   const values = ws.map(w => ({w, v: of(w)})).filter(x => Number.isFinite(x.v)).sort((a, b) => a.v - b.v);
@@ -56,7 +65,8 @@ function spread<W extends TimedWorkload>(ws: readonly W[], of: (w: W) => number)
  * The "N threads ÷ 1 thread" table against issue 31's targets (THREAD_TARGETS): for each
  * [name, N-thread key, 1-thread key], the count, min (its layer) and median of the paired N÷1
  * over the layers of ≥ 50 MFLOP (picked and training layers), the training layers of ≥ 10 MFLOP
- * and every layer.
+ * and every layer; beside them the same of the fastest runs' ratio (fastestSpeedUp), which tells
+ * a layer the machine slowed in some runs from one the code holds back.
  */
 export function threadScalingTable(
     picked: readonly TimedWorkload[], training: readonly TimedWorkload[],
@@ -73,12 +83,15 @@ export function threadScalingTable(
   for (const [name, many, one] of implementations) {
     for (const [group, ws, target] of groups) {
       const s = spread(ws, w => pairedSpeedUp(w, many, one));
+      const f = spread(ws, w => fastestSpeedUp(w, many, one));
       rows.push([name, group, String(s?.count ?? 0), s ? `**${ratio(s.min)}** (${s.worst})` : '–', s ? ratio(s.median) : '–',
+                 f ? `${ratio(f.min)} (${f.worst})` : '–', f ? ratio(f.median) : '–',
                  name.startsWith('PyTorch') ? '(reference)' : target]);
     }
   }
-  return markdownTable(['implementation', 'layers', 'count', 'min (layer)', 'median', 'target'], rows,
-                       [false, false, true, false, true, false]);
+  return markdownTable(['implementation', 'layers', 'count', 'min (layer)', 'median', 'fastest runs: min (layer)',
+                        'fastest runs: median', 'target (on the paired figures)'], rows,
+                       [false, false, true, false, true, false, true, false]);
 }
 
 export function writeReport(r: ReportInput): {markdown: string; svg: string | null; trainingSvg: string | null; json: object} {
@@ -146,7 +159,9 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
   if (present.length > 0 && all.length > 0) {
     out.push(`## ${n} threads ÷ 1 thread\n`);
     out.push(threadScalingTable(r.results, r.training, present));
-    out.push('');
+    out.push(`\n"fastest runs": each layer's fastest 1-thread run ÷ its fastest ${n}-thread run, which the machine's ` +
+             'noise disturbs least: where it is high and the paired median low, the machine took the second core in ' +
+             'some runs; where both are low, the code holds the layer back (docs/threads.md, "Figures today").\n');
   }
 
   // Throughput.
