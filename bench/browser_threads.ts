@@ -27,6 +27,7 @@ import type {ImplKey} from './cpu/implementations';
 import {MAX_CALLS_PER_RUN, PICKS, TRAINING_FILE, RUN_MS} from './cpu/picks';
 import {pairedSpeedUp, threadScalingTable, TimedWorkload} from './cpu/report';
 import {runKarmaPage} from './karma_page';
+import {pinChromiumPageThreads, pinUnavailable} from './pin_threads';
 import {markdownTable, rateRange, ratio, Timing} from './report';
 import {sourceState} from './source_state';
 import {describeProblem, findProblem, loadWorkloadFile, OpArguments, Problem, toOpArguments} from './workloads';
@@ -51,12 +52,17 @@ export interface BrowserWorkload {
   readonly runs: number;
 }
 
+/** `--pin`: how long the page waits for Node to pin its workers once they are ready (Node looks every tenth of it). */
+const PIN_WAIT_MS = 1000;
+
 export interface BrowserThreadsPageInput {
   readonly workloads: readonly BrowserWorkload[];
   readonly implementations: readonly BrowserImpl[];
   readonly threads: number;
   /** A timed run is as many back-to-back calls as take about `runMs` (at least one, at most `maxCalls`), with one read-back. */
   readonly amortized: {readonly runMs: number; readonly maxCalls: number};
+  /** ms the page waits once its workers are ready, so that Node pins them first (`--pin`; 0 otherwise). */
+  readonly pinWaitMs: number;
 }
 
 export interface BrowserMeasurement {
@@ -163,7 +169,8 @@ function bitwiseCell(r: BrowserWorkloadResult): string {
 }
 
 function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkload[], page: BrowserThreadsPageResult,
-                impls: readonly BrowserImpl[], seconds: number): {markdown: string; json: object} {
+                impls: readonly BrowserImpl[], seconds: number, pinned: {main: number; workers: number}|null):
+    {markdown: string; json: object} {
   const n = options.threads;
   const e = page.environment;
   const command = `npm run bench:browser-threads${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -185,7 +192,12 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
       e.hardwareConcurrency}, ${e.relaxedSimd ? 'relaxed' : 'plain'} SIMD build, ${e.threadsReady === 1 ? '1 thread (the page\'s main thread)' :
       `${e.threadsReady} threads ready (the page's main thread and ${e.threadsReady - 1} Web Worker${e.threadsReady === 2 ? '' : 's'})`
       }; tfjs-core ${e.tfjs}, tfjs-backend-wasm's own build ${
-      e.wasmBackendThreads ? 'threaded ' : ''}${e.wasmBackendSimd ? 'SIMD' : 'plain'}.`);
+      e.wasmBackendThreads ? 'threaded ' : ''}${e.wasmBackendSimd ? 'SIMD' : 'plain'}.${
+      pinned === null ? '' :
+                        ` **Pinned** (\`--pin\`, taskset): ${pinned.main} renderer main thread(s) on CPU 0, ${
+                            pinned.workers} Web Worker thread(s) on CPUs 1… (tfjs-backend-wasm's own workers among them): ` +
+                            'what threads give where the OS cannot put a woken worker on the main thread\'s CPU, not what a ' +
+                            'user\'s page gets.'}`);
   out.push([
     `\`npm run bench\`'s layers (bench/cpu/picks.ts) at its batches, NXC input, XIO filter, float32, on the karma page of ` +
         'the browser suite (cross-origin isolated through COOP/COEP headers).',
@@ -249,7 +261,7 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
   const markdown = out.join('\n') + '\n';
   const json = {
     code: sourceState(), command, date: new Date().toISOString(), seconds, threads: n, runs: options.runs, keyRuns: options.keyRuns,
-    trainingRuns: options.trainingRuns, trainingRunMs: RUN_MS, quick: options.quick, environment: e,
+    trainingRuns: options.trainingRuns, trainingRunMs: RUN_MS, quick: options.quick, environment: e, pinned,
     implementations: impls,
     workloads: rows.map(({w, r}) => ({...r, label: w.label, set: w.set, batch: w.args.batch, shape: w.shape})),
   };
@@ -264,13 +276,27 @@ async function main() {
   if (workloads.length === 0) throw new Error(`--only ${options.only?.join(',')}: no layer matches`);
   const impls = browserImplementations(options.threads);
   const root = path.resolve(__dirname, '..');
+  if (options.pin) {
+    const unavailable = pinUnavailable();
+    if (unavailable !== undefined) throw new Error(unavailable);
+  }
   const input: BrowserThreadsPageInput = {
     workloads, implementations: impls, threads: options.threads, amortized: {runMs: RUN_MS, maxCalls: MAX_CALLS_PER_RUN},
+    pinWaitMs: options.pin ? PIN_WAIT_MS : 0,
   };
   console.error(`${workloads.length} layers, ${impls.map(i => i.label).join('; ')}`);
+  // --pin: Chromium's page threads are pinned as they appear (the page waits PIN_WAIT_MS for its workers).
+  const pinnedIds = {main: new Set<number>(), workers: new Set<number>()};
+  let pinned = {main: 0, workers: 0};
+  const pinner = options.pin ? setInterval(() => pinned = pinChromiumPageThreads(pinnedIds), PIN_WAIT_MS / 10) : undefined;
   const {result, exitCode} = await runKarmaPage<BrowserThreadsPageResult>(
       [path.join(root, 'bench', 'browser_threads_page.ts')], input, 'BROWSER_THREADS_RESULT',
-      ['node_modules/@tensorflow/tfjs-backend-wasm/dist/*.wasm']);
+      ['node_modules/@tensorflow/tfjs-backend-wasm/dist/*.wasm']).finally(() => clearInterval(pinner));
+  if (options.pin && result !== null && (pinned.main === 0 || pinned.workers < result.environment.threadsReady - 1)) {
+    console.error(`\nFAILED, nothing written: --pin pinned ${pinned.main} renderer main thread(s) and ${pinned.workers} Web Worker(s), ` +
+                  `the page ran ${result.environment.threadsReady} threads`);
+    process.exit(1);
+  }
   if (result === null) {
     console.error(`the page sent no results (karma exit code ${exitCode})`);
     process.exit(exitCode || 1);
@@ -279,7 +305,7 @@ async function main() {
     console.error(`\nFAILED, nothing written: ${result.failure}`);
     process.exit(1);
   }
-  const {markdown, json} = report(options, workloads, result, impls, (performance.now() - start) / 1000);
+  const {markdown, json} = report(options, workloads, result, impls, (performance.now() - start) / 1000, options.pin ? pinned : null);
   console.log(`\n${markdown}`);
   if (options.out !== null) {
     fs.mkdirSync(options.out, {recursive: true});

@@ -22,6 +22,9 @@ export const BROWSER_THREADS_COMMAND = {
     'key-runs': valueOption('N', 'timed runs on the key layers (ResNet-50 res2a/res3a_branch2b; at least --runs)', 15, positiveInteger),
     'training-runs': valueOption('N', 'timed runs per implementation on each training layer', 15, positiveInteger),
     'only': valueOption('a,b', 'only the layers whose name contains one of these', null as string[] | null, commaList),
+    'pin': switchOption('the page\'s main thread on CPU 0 and each Web Worker on CPU 1, 2, … (taskset; Linux): what ' +
+        'threads give where the OS cannot put a woken worker on the main thread\'s CPU, not what a user\'s page gets ' +
+        '(docs/threads.md); writes cpu-browser-pinned.*'),
     'out': outOption(),
   },
 };
@@ -35,8 +38,10 @@ export interface BrowserThreadsOptions {
   readonly keyRuns: number;
   readonly trainingRuns: number;
   readonly only: string[] | null;
+  /** The page's main thread and Web Workers pinned to CPUs of their own (bench/pin_threads.ts). */
+  readonly pin: boolean;
   readonly out: string | null;
-  /** 'cpu-browser', with '-threads<N>' for N other than 2 and '-quick' appended. */
+  /** 'cpu-browser', with '-threads<N>' for N other than 2, '-pinned' and '-quick' appended. */
   readonly resultName: string;
 }
 
@@ -49,8 +54,10 @@ export function browserThreadsOptions(values: OptionValues<typeof BROWSER_THREAD
     keyRuns: cap(Math.max(values.runs, values['key-runs'])),
     trainingRuns: cap(values['training-runs']),
     only: values.only,
+    pin: values.pin,
     out: values.out,
-    resultName: ['cpu-browser', values.threads !== 2 ? `threads${values.threads}` : null, values.quick ? 'quick' : null]
+    resultName: ['cpu-browser', values.threads !== 2 ? `threads${values.threads}` : null, values.pin ? 'pinned' : null,
+                 values.quick ? 'quick' : null]
                     .filter(part => part !== null).join('-'),
   };
 }

@@ -173,6 +173,8 @@ describe('browser threads benchmark', () => {
     try {
       if (input.threads > 1 && !e.crossOriginIsolated) throw new ThreadsDidNotRun('the page is not cross-origin isolated');
       if (e.threadsReady !== input.threads) throw new ThreadsDidNotRun(`${e.threadsReady} of ${input.threads} threads started`);
+      // --pin: Node pins the page's threads as they appear; the workers are ready, so they are there to pin.
+      if (input.pinWaitMs > 0) await new Promise(resolve => setTimeout(resolve, input.pinWaitMs));
       for (const w of input.workloads) {
         const r = await runWorkload(w, input);
         result.workloads.push(r);

@@ -50,3 +50,60 @@ export async function pinnedStart<T>(start: () => Promise<T>): Promise<{value: T
  * (libgomp: OMP_PROC_BIND, OMP_PLACES), for PyTorch beside pinned threads of ours.
  */
 export const OPENMP_PINNED_ENV = {OMP_PROC_BIND: 'close', OMP_PLACES: 'cores'};
+
+/** A Chromium page's threads that `npm run bench:browser-threads -- --pin` pins (Linux /proc). */
+export interface PageThreads {
+  /** Each renderer process's main thread (its process id): a page's main thread is one of them. */
+  readonly main: number[];
+  /** The renderers' Web Worker threads (`DedicatedWorker` in /proc/<pid>/task/<tid>/comm). */
+  readonly workers: number[];
+}
+
+/** The threads of Chromium's renderer processes (`--type=renderer` on their command line) under `procDir`. */
+export function chromiumPageThreads(procDir = '/proc'): PageThreads {
+  const main: number[] = [];
+  const workers: number[] = [];
+  for (const entry of fs.readdirSync(procDir)) {
+    if (!/^\d+$/.test(entry)) continue;
+    let commandLine: string;
+    let tasks: string[];
+    try {
+      commandLine = fs.readFileSync(`${procDir}/${entry}/cmdline`, 'utf8');
+      tasks = fs.readdirSync(`${procDir}/${entry}/task`);
+    } catch {
+      continue;  // a process that ended while we looked
+    }
+    // Chromium rewrites its children's command lines into one string with spaces.
+    if (!commandLine.split(/[\0 ]/).includes('--type=renderer')) continue;
+    main.push(Number(entry));
+    for (const task of tasks) {
+      try {
+        if (fs.readFileSync(`${procDir}/${entry}/task/${task}/comm`, 'utf8').startsWith('DedicatedWorker')) workers.push(Number(task));
+      } catch {
+        // a thread that ended while we looked
+      }
+    }
+  }
+  return {main, workers};
+}
+
+/**
+ * Pins the Chromium page threads not pinned yet (`pinned` holds those that are): renderer main
+ * threads to CPU 0, Web Workers to CPUs 1, 2, … in the order found (wrapping around past the last
+ * CPU). Returns how many of each are pinned in all.
+ */
+export function pinChromiumPageThreads(pinned: {main: Set<number>; workers: Set<number>}): {main: number; workers: number} {
+  const cpus = os.cpus().length;
+  const {main, workers} = chromiumPageThreads();
+  const tryPin = (id: number, cpu: number, into: Set<number>) => {
+    try {
+      pin(id, cpu);
+      into.add(id);
+    } catch {
+      // the thread ended between the scan and taskset
+    }
+  };
+  for (const id of main) if (!pinned.main.has(id)) tryPin(id, 0, pinned.main);
+  for (const id of workers) if (!pinned.workers.has(id)) tryPin(id, cpus === 1 ? 0 : 1 + pinned.workers.size % (cpus - 1), pinned.workers);
+  return {main: pinned.main.size, workers: pinned.workers.size};
+}

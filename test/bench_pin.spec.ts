@@ -1,10 +1,11 @@
 import {execFileSync} from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
+import * as path from 'path';
 import {Worker} from 'worker_threads';
 
 import {parseOptions} from '../bench/cpu/options';
-import {pinnedStart, pinUnavailable} from '../bench/pin_threads';
+import {chromiumPageThreads, pinnedStart, pinUnavailable} from '../bench/pin_threads';
 
 /** `npm run bench -- --pin` (bench/pin_threads.ts): each thread of ours on a CPU of its own. */
 describe('npm run bench -- --pin', () => {
@@ -45,5 +46,30 @@ describe('npm run bench -- --pin', () => {
       execFileSync('taskset', ['-p', '-c', everyCpu, String(process.pid)], {stdio: 'ignore'});
     }
     expect(allowedCpus(process.pid)).toBe(everyCpu);
+  });
+
+  it('finds a Chromium page\'s threads to pin: each renderer\'s main thread and its Web Workers', () => {
+    // A made-up /proc: two renderers (main thread, Web Workers, a compositor), a GPU process with a
+    // worker-named thread, a process without a command line and an entry that is not a process.
+    const proc = fs.mkdtempSync(path.join(os.tmpdir(), 'proc-'));
+    try {
+      const addProcess = (pid: number, commandLine: string|null, threads: Record<number, string>) => {
+        fs.mkdirSync(path.join(proc, String(pid), 'task'), {recursive: true});
+        if (commandLine !== null) fs.writeFileSync(path.join(proc, String(pid), 'cmdline'), commandLine);
+        for (const [tid, comm] of Object.entries(threads)) {
+          fs.mkdirSync(path.join(proc, String(pid), 'task', tid));
+          fs.writeFileSync(path.join(proc, String(pid), 'task', tid, 'comm'), `${comm}\n`);
+        }
+      };
+      // Chromium rewrites a child's command line into one string with spaces.
+      addProcess(100, '/usr/lib/chromium/chromium --type=renderer --lang=en\0', {100: 'chromium', 101: 'DedicatedWorker', 102: 'Compositor'});
+      addProcess(150, '/usr/lib/chromium/chromium\0--type=renderer\0', {150: 'chromium', 151: 'DedicatedWorker', 152: 'DedicatedWorker'});
+      addProcess(200, '/usr/lib/chromium/chromium\0--type=gpu-process\0', {200: 'chromium', 201: 'DedicatedWorker'});
+      addProcess(300, null, {300: 'DedicatedWorker'});
+      fs.mkdirSync(path.join(proc, 'self'));
+      expect(chromiumPageThreads(proc)).toEqual({main: [100, 150], workers: [101, 151, 152]});
+    } finally {
+      fs.rmSync(proc, {recursive: true, force: true});
+    }
   });
 });
