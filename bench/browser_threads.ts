@@ -261,7 +261,7 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
   const markdown = out.join('\n') + '\n';
   const json = {
     code: sourceState(), command, date: new Date().toISOString(), seconds, threads: n, runs: options.runs, keyRuns: options.keyRuns,
-    trainingRuns: options.trainingRuns, trainingRunMs: RUN_MS, quick: options.quick, environment: e, pinned,
+    trainingRuns: options.trainingRuns, runMs: RUN_MS, quick: options.quick, environment: e, pinned,
     implementations: impls,
     workloads: rows.map(({w, r}) => ({...r, label: w.label, set: w.set, batch: w.args.batch, shape: w.shape})),
   };

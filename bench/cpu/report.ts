@@ -296,7 +296,7 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
     workloads: r.results,
     anchor: r.anchor,
     training: r.training,
-    trainingRunMs: RUN_MS,
+    runMs: RUN_MS,
   };
   return {markdown, svg, trainingSvg, json};
 }
