@@ -30,7 +30,7 @@ import {runKarmaPage} from './karma_page';
 import {pinChromiumPageThreads, pinUnavailable} from './pin_threads';
 import {markdownTable, rateRange, ratio, Timing} from './report';
 import {sourceState} from './source_state';
-import {describeProblem, findProblem, loadWorkloadFile, OpArguments, Problem, toOpArguments} from './workloads';
+import {describeProblem, findProblem, loadWorkloadFile, OpArguments, Problem, shortName, toOpArguments} from './workloads';
 
 /** One implementation the page times: ours on a backend with CONV_BACKPROP_FILTERS_THREADS `threads`. */
 export interface BrowserImpl {
@@ -133,8 +133,6 @@ function browserImplementations(threads: number): BrowserImpl[] {
   ]);
 }
 
-const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ')
-                                      .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
 
 /** The picked layers at their batches, then the training layers at their files', as `npm run bench` runs them. */
 function browserWorkloads(options: BrowserThreadsOptions): BrowserWorkload[] {

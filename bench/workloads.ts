@@ -322,6 +322,10 @@ export function toOpArguments(problem: Problem, batch = problem.batch): OpArgume
   return {kind: 'deconv', batch, inputShape, outputDeltaShape, attrs: transposedAttrs};
 }
 
+/** A workload's name for tables: `ResNet-50 res2a_branch2b`, `MobileNet conv3_1/dw`, `… (deconv)`. */
+export const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ')
+                                      .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
+
 /** A compact shape summary: `64→64 56x56 k3x3 s1 p1/1`, with g, dilation and deconv marks where they apply. */
 export function describeProblem(problem: Problem): string {
   const x = (values: readonly number[]) => values.join('x');

@@ -1,6 +1,6 @@
 import {computeGeometry} from '../../kernels/index';
 import {gflops, summarize, Timing} from '../report';
-import {describeProblem, Problem, toOpArguments} from '../workloads';
+import {describeProblem, Problem, shortName, toOpArguments} from '../workloads';
 
 import {Impl, ImplKey, Memory, opName, Session} from './implementations';
 import {Options} from './options';
@@ -48,8 +48,6 @@ function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return worst / Math.max(scale, Number.MIN_VALUE);
 }
 
-export const shortName = (p: Problem) => `${p.name.replace(/^resnet_50:/, 'ResNet-50 ').replace(/^mobilenet:/, 'MobileNet ')
-                                      .replace(/^googlenet_v1:/, 'GoogLeNet ')}${p.kind === 'deconv' ? ' (deconv)' : ''}`;
 
 /**
  * Sets up every implementation on one workload, warms each up, then times them round-robin. A run
