@@ -36,13 +36,15 @@ export interface TimedWorkload {
   readonly measurements: ReadonlyArray<{readonly impl: ImplKey; readonly times: readonly number[]}>;
 }
 
+/** The ms per call of `key`'s timed runs on `w`, in round order (none if it did not run). */
+const runTimes = (w: TimedWorkload, key: ImplKey) => w.measurements.find(m => m.impl === key)?.times ?? [];
+
 /**
  * How much faster `fast` ran than `slow` on one workload, paired (pairedMedianRatio): the two run
  * next to each other in every round (round-robin, every other round reversed).
  */
 export function pairedSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): number {
-  const times = (key: ImplKey) => w.measurements.find(m => m.impl === key)?.times ?? [];
-  return pairedMedianRatio(times(slow), times(fast));
+  return pairedMedianRatio(runTimes(w, slow), runTimes(w, fast));
 }
 
 /**
@@ -50,8 +52,7 @@ export function pairedSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): n
  * met the machine's noise (the target reads the paired median, pairedSpeedUp).
  */
 export function fastestSpeedUp(w: TimedWorkload, fast: ImplKey, slow: ImplKey): number {
-  const fastest = (key: ImplKey) => Math.min(...(w.measurements.find(m => m.impl === key)?.times ?? []));
-  return fastest(slow) / fastest(fast);
+  return Math.min(...runTimes(w, slow)) / Math.min(...runTimes(w, fast));
 }
 
 /** min (its workload) and median of `of` over `ws`, skipping workloads where it is not defined. */
