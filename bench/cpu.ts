@@ -39,6 +39,7 @@ import * as os from 'os';
 import * as path from 'path';
 
 import {computeGeometry, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, simdThreadsReady} from '../kernels/index';
+import {sharedCopyMethod} from '../kernels/host/simd/float_copy';
 
 import {cpuBuiltInImpl, Impl, ImplKey, opName, ourImpl, tfjsWasmHeap, wasmBuiltInImpl} from './cpu/implementations';
 import {commandLine, parseOptions} from './cpu/options';
@@ -111,6 +112,9 @@ async function main() {
   notes.push(options.relaxedAb ?
       'SIMD builds: "relaxed SIMD" rows run the relaxed build (f32x4.relaxed_madd), every other row of ours the plain one.' :
       `SIMD build: ${relaxedAvailable ? 'relaxed (this engine validates relaxed SIMD)' : 'plain (this engine has no relaxed SIMD)'}.`);
+  notes.push(`Copies into the threads' shared memory (the packing, docs/threads.md): ${{
+    'memmove': 'memmove (Node\'s Buffer.prototype.copy)', 'staged set': 'TypedArray set, staged where the ends are misaligned',
+    'set': 'TypedArray set'}[sharedCopyMethod()]}.`);
 
   const impls: Impl[] = [];
   const servers: PyTorch[] = [];

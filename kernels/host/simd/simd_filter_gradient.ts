@@ -6,6 +6,7 @@ import {windowRanges} from '../filter_gradient';
 
 import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
 import {CallTimeline, CallTimelineRecorder, taskLogBytes} from './call_timeline';
+import {copyFloats} from './float_copy';
 import {CONTROL_BYTES, CONTROL_WORDS, MAX_TASKS, runTaskLogged, TASK_LOG_AT} from './thread_protocol';
 import {ThreadChoice, ThreadOutcomes} from './thread_outcomes';
 import {MAX_THREADS, reportedCores, ThreadPool, threadsUnavailable} from './thread_pool';
@@ -661,7 +662,7 @@ function run(
     }
     kernels.storeUnits(jobAt, sumsAt, 0, plan.units);
   }
-  result.set(new Float32Array(buffer, filterAt, geometry.filterSize));
+  copyFloats(new Float32Array(buffer, filterAt, geometry.filterSize), result, 0);
   timeline?.mark('copied');
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
@@ -757,33 +758,6 @@ function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, e
     steps.push({packs, tasks});
   }
   return steps;
-}
-
-/** Floats a misaligned copy into shared memory passes through at a time (64 KiB: it stays in cache). */
-const STAGING_FLOATS = 16384;
-let staging: Float32Array|undefined;
-
-/**
- * Copies `from` into `to` at element `at`. Into a SharedArrayBuffer, V8 copies 8-byte words only
- * where source and destination addresses agree mod 8, and byte by byte where they do not
- * (2–4 GB/s against 15–24 on this machine, Node 20 and 24); such a copy, as of every odd sample
- * of a tensor whose samples have an odd number of floats, goes through a small unshared buffer
- * placed to agree with the destination (a plain memcpy, then an aligned word copy).
- */
-function copyFloats(from: Float32Array, to: Float32Array, at: number) {
-  const toByte = to.byteOffset + 4 * at;
-  const shared = typeof SharedArrayBuffer !== 'undefined' && to.buffer instanceof SharedArrayBuffer;
-  if (!shared || ((from.byteOffset - toByte) & 7) === 0) {
-    to.set(from, at);
-    return;
-  }
-  staging ??= new Float32Array(STAGING_FLOATS + 1);
-  const shift = (toByte & 7) >> 2;
-  for (let done = 0; done < from.length; done += STAGING_FLOATS) {
-    const count = Math.min(STAGING_FLOATS, from.length - done);
-    staging.set(from.subarray(done, done + count), shift);
-    to.set(staging.subarray(shift, shift + count), at + done);
-  }
 }
 
 /**
