@@ -13,7 +13,7 @@ import {markdownTable, summarize} from './report';
 
 const options = commandLine({
   usage: 'npm run bench:copy [-- options]',
-  summary: 'GB/s of copies into shared memory, as the packing does them: set, staging, memmove.',
+  summary: 'GB/s of copies into shared memory, as the packing does them: set, staged set, memmove.',
   options: {'runs': valueOption('N', 'timed runs of each copy', 30, positiveInteger)},
 });
 
