@@ -188,10 +188,14 @@ describe('the thread plan', () => {
       chunkSamples: 2, steps: 16,
     }));
     expect(two.reason).toBeUndefined();
+    // Node ≥ 22 copies into the shared memory by memmove (float_copy.ts); Node 20 and browsers by `set`.
+    const nodeMajor = Number(globalThis.process?.versions?.node?.split('.')[0]);
+    if (nodeMajor >= 22) expect(two.sharedCopy).toBe('memmove');
+    else expect(['staged set', 'set']).toContain(two.sharedCopy ?? 'none');
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS, 1);
     const one = simdPlanOf(res2());
     expect(two.unitBounds).toEqual([0, 288, 576, 864, 1152]);
-    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, unitBounds: [0, 1152]});
+    expect(one).toEqual({...two, threads: 1, requestedThreads: 1, unitParts: 1, unitBounds: [0, 1152], sharedCopy: undefined});
   });
 
   it('starts a depthwise unit part only where one thread starts a 16-lane pass: an offset, or 4 units of 4 lanes into one', async () => {

@@ -6,7 +6,7 @@ import {windowRanges} from '../filter_gradient';
 
 import {MICRO_KERNELS_PLAIN_WASM_BASE64, MICRO_KERNELS_RELAXED_WASM_BASE64, MICRO_KERNELS_SHARED_PLAIN_WASM_BASE64, MICRO_KERNELS_SHARED_RELAXED_WASM_BASE64} from './micro_kernels_wasm.generated';
 import {CallTimeline, CallTimelineRecorder, taskLogBytes} from './call_timeline';
-import {copyFloats} from './float_copy';
+import {copyFloats, SharedCopyMethod, sharedCopyMethod} from './float_copy';
 import {CONTROL_BYTES, CONTROL_WORDS, MAX_TASKS, runTaskLogged, TASK_LOG_AT} from './thread_protocol';
 import {ThreadChoice, ThreadOutcomes} from './thread_outcomes';
 import {MAX_THREADS, reportedCores, ThreadPool, threadsUnavailable} from './thread_pool';
@@ -305,6 +305,12 @@ export interface SimdPlan {
   readonly steps: number;
   readonly blockRows: number;
   readonly blockColumns: number;
+  /**
+   * On threads, how the calling thread copies into the shared memory and the filter out of it
+   * (float_copy.ts: memmove in Node ≥ 22, else `set`, staged where a misaligned one is slow);
+   * undefined on one thread, whose memory is its own (`set`).
+   */
+  readonly sharedCopy?: SharedCopyMethod;
 }
 
 /** The path the verbose line prints for a plan, e.g. `simd threads=2` or `simd relaxed threads=1 (below threshold)`. */
@@ -442,7 +448,7 @@ function planOf(
   return {
     relaxed, threads, requestedThreads: requested, reason, flops, units, reductionRows, slices, unitParts,
     unitBounds: unitBoundsOf(layout, unitParts), chunkSamples, steps, blockRows: layout.blockRows,
-    blockColumns: layout.blockColumns,
+    blockColumns: layout.blockColumns, sharedCopy: threads > 1 ? sharedCopyMethod() : undefined,
   };
 }
 
@@ -542,7 +548,7 @@ export function computeFilterGradientSimd(
   }
   if (result === 'stalled') {
     // A worker stopped mid-task: the pool is gone; the whole call again on the calling thread.
-    const alone = {...plan, threads: 1, unitParts: 1, unitBounds: [0, plan.units], steps: 1, reason: 'pool failed'};
+    const alone = {...plan, threads: 1, unitParts: 1, unitBounds: [0, plan.units], steps: 1, reason: 'pool failed', sharedCopy: undefined};
     const values = run(geometry, layout, alone, privateInstance(relaxed ? 'RELAXED' : 'PLAIN'), src, diffDst, into);
     return values === null || values === 'stalled' ? null : {values, plan: alone};
   }
@@ -625,8 +631,8 @@ function run(
     for (const step of stepsOf(layout, plan, batch, first, end)) {
       for (const {sample, src: srcLines, diffDst: dstLines} of step.packs) {
         const at = sample - first;
-        pack(src, sample, srcLayout, new Float32Array(buffer, srcAt + at * srcSampleBytes, srcSampleBytes / 4), srcLines);
-        pack(diffDst, sample, dstLayout, new Float32Array(buffer, dstAt + at * dstSampleBytes, dstSampleBytes / 4), dstLines);
+        pack(src, sample, srcLayout, new Float32Array(buffer, srcAt + at * srcSampleBytes, srcSampleBytes / 4), srcLines, plan.sharedCopy);
+        pack(diffDst, sample, dstLayout, new Float32Array(buffer, dstAt + at * dstSampleBytes, dstSampleBytes / 4), dstLines, plan.sharedCopy);
       }
       for (const task of step.tasks) {
         tasks.set([
@@ -662,7 +668,7 @@ function run(
     }
     kernels.storeUnits(jobAt, sumsAt, 0, plan.units);
   }
-  copyFloats(new Float32Array(buffer, filterAt, geometry.filterSize), result, 0);
+  copyFloats(new Float32Array(buffer, filterAt, geometry.filterSize), result, 0, plan.sharedCopy);
   timeline?.mark('copied');
   if (pool === undefined && buffer.byteLength > RETAINED_MEMORY_BYTES) delete retainedInstances[instance.build];
   return result;
@@ -762,9 +768,12 @@ function stepsOf(layout: Layout, plan: SimdPlan, batch: number, first: number, e
 
 /**
  * Copies lines [first, end) (depth × height positions) of sample n of `data` into `packed`,
- * channels-last with each group's channels padded.
+ * channels-last with each group's channels padded; a contiguous run is copied the plan's way
+ * (`copy`, where `packed` is shared).
  */
-function pack(data: Float32Array, n: number, layout: PackedLayout, packed: Float32Array, [first, end]: readonly [number, number]) {
+function pack(
+    data: Float32Array, n: number, layout: PackedLayout, packed: Float32Array, [first, end]: readonly [number, number],
+    copy: SharedCopyMethod|undefined) {
   if (first >= end) return;
   const {tensor, groups, channelsPerGroup, rowLength, sizes, strides} = layout;
   const perGroup = tensor.channelsPerGroup;
@@ -777,7 +786,7 @@ function pack(data: Float32Array, n: number, layout: PackedLayout, packed: Float
       (heightSize === 1 || heightStride === widthSize * tensor.channels) &&
       (depthSize === 1 || depthStride === heightSize * widthSize * tensor.channels);
   if (contiguous) {  // NXC without padding: the lines as they are
-    copyFloats(data.subarray(sampleBase + first * lineLength, sampleBase + end * lineLength), packed, first * lineLength);
+    copyFloats(data.subarray(sampleBase + first * lineLength, sampleBase + end * lineLength), packed, first * lineLength, copy);
     return;
   }
   if (rowLength !== groups * perGroup) packed.fill(0, first * lineLength, end * lineLength);
