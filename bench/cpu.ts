@@ -84,7 +84,7 @@ async function main() {
   // The threads of the "all threads" columns, started before the first workload.
   const threads = options.threads ?? tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS);
   if (options.minMflop !== null) tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, options.minMflop);
-  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, options.adaptive);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, threads);
   const notes: string[] = [];
   let ready: number;
@@ -103,8 +103,13 @@ async function main() {
   if (ready !== threads) notes.push(`Only ${ready} of ${threads} threads started here: the "${threads} threads" rows ran on ${ready}.`);
   notes.push(`Ours on ${threads} threads: CONV_BACKPROP_FILTERS_THREADS ${threads}, threshold CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP ${
       tf.env().getNumber(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP)} (problems below it run on one thread); ` +
-      `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE false: every call on the threads asked for, to time what they give ` +
-      `(a user's default, true, tries each way on a problem's first calls and keeps the faster: docs/threads.md).`);
+      (options.adaptive ?
+           `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE true (--adaptive), a user's default: a problem runs on one thread while its ` +
+               `calls on threads measure slower, and each way is tried again now and then (docs/threads.md); the N-thread ` +
+               `columns time what a user's calls get, those tries and the first calls' included.` :
+           `CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE false: every call on the threads asked for, to time what they give ` +
+               `(a user's default, true, tries each way on a problem's first calls and keeps the faster: docs/threads.md; ` +
+               `--adaptive times it).`));
   const relaxedAvailable = tf.env().getBool(CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD);
   if (options.relaxedAb && !relaxedAvailable) throw new Error('--relaxed-ab: this engine does not validate WebAssembly relaxed SIMD');
   // Without --relaxed-ab every row runs the build the engine picks; with it, ours cpu/wasm rows run the plain one.

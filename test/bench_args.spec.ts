@@ -5,6 +5,7 @@ import {
   valueOption,
 } from '../bench/args';
 import {BROWSER_THREADS_COMMAND, browserThreadsOptions, QUICK} from '../bench/browser_threads_options';
+import {parseOptions} from '../bench/cpu/options';
 import {PICKS, TRAINING_FILE} from '../bench/cpu/picks';
 import {loadWorkloadFile} from '../bench/workloads';
 
@@ -124,6 +125,18 @@ describe('bench/args.ts', () => {
       const trainingNames = loadWorkloadFile(TRAINING_FILE).map(p => p.name);
       for (const name of QUICK.picks) expect(pickNames).withContext(name).toContain(name);
       for (const name of QUICK.training) expect(trainingNames).withContext(name).toContain(name);
+    });
+  });
+
+  describe('npm run bench', () => {
+    it('times the adaptive choice with --adaptive, into cpu-adaptive.*; every call on the threads asked for without it', () => {
+      expect(parseOptions([]).adaptive).toBeFalse();
+      expect(parseOptions([]).resultName).toMatch(/^cpu(-node\d+)?$/);
+      const adaptive = parseOptions(['--adaptive', '--no-pytorch']);
+      expect(adaptive.adaptive).toBeTrue();
+      expect(adaptive.pytorch).toBeFalse();
+      expect(adaptive.resultName).toMatch(/^cpu-adaptive(-node\d+)?$/);
+      expect(parseOptions(['--adaptive', '--pin']).resultName).toMatch(/^cpu-pinned-adaptive(-node\d+)?$/);
     });
   });
 });

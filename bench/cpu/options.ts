@@ -19,10 +19,12 @@ export interface Options {
   loops: boolean;
   /** Each thread of ours, and PyTorch's, on a CPU of its own (bench/pin_threads.ts). */
   pin: boolean;
+  /** Ours on N threads with the adaptive choice on, as a user has it (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE). */
+  adaptive: boolean;
   out: string | null;
   /**
    * The result files' name: 'cpu' for the default run, with '-training' (--training-only),
-   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop), '-relaxed-ab', '-pinned' (--pin) and, on a Node other
+   * '-threads<N>' (--threads), '-min-mflop<X>' (--min-mflop), '-relaxed-ab', '-pinned' (--pin), '-adaptive' and, on a Node other
    * than 20 (this machine's), '-node<major>' appended, so bench/results holds the latest run of
    * each kind.
    */
@@ -62,6 +64,7 @@ const COMMAND = {
     'only': valueOption('a,b', 'only the workloads whose name contains one of these', null as string[] | null, commaList),
     'relaxed-ab': switchOption("adds ours on cpu with the relaxed-SIMD build (1 and N threads), the other cpu rows forced to the plain build (turns on V8's --experimental-wasm-relaxed-simd where needed)"),
     'pin': switchOption("each thread on a CPU of its own: ours (taskset: the calling thread on CPU 0, the workers on 1, 2, …) and PyTorch's (OMP_PROC_BIND, OMP_PLACES); Linux. Not what a user's process gets: it shows what threads give when the OS cannot put a woken worker on the calling thread's core (docs/threads.md)"),
+    'adaptive': switchOption("ours on N threads with the adaptive choice on (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE), as a user has it: a problem runs on one thread while its calls on threads measure slower; the N-thread columns then time what a user's calls get, the tries of the other way included (docs/threads.md)"),
     'no-pytorch': switchOption('skip PyTorch'),
     'no-builtin': switchOption("skip tfjs's built-in cpu kernel (its one run takes ~15 s)"),
     'no-loops': switchOption('skip the TypeScript loops'),
@@ -88,10 +91,12 @@ export function parseOptions(argv: readonly string[]): Options {
     builtIn: !values['no-builtin'],
     loops: !values['no-loops'],
     pin: values.pin,
+    adaptive: values.adaptive,
     training: values['no-training'] ? 'no' : values['training-only'] ? 'only' : 'yes',
     out: values.out,
     resultName: ['cpu', values['training-only'] ? 'training' : null, values.threads !== null ? `threads${values.threads}` : null,
                  values['min-mflop'] !== null ? `min-mflop${values['min-mflop']}` : null, values['relaxed-ab'] ? 'relaxed-ab' : null, values.pin ? 'pinned' : null,
+                 values.adaptive ? 'adaptive' : null,
                  nodeMajor() !== MACHINE_NODE_MAJOR ? `node${nodeMajor()}` : null]
                     .filter(part => part !== null).join('-'),
   };
