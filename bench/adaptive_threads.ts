@@ -4,9 +4,12 @@
  * interleaved in one process: each round runs `--calls` back-to-back calls of one thread, of N
  * threads with the flag false and of N threads with it true, so the choice keeps its record
  * across rounds as it does for a user's repeated calls. `--busy` runs a CPU-bound process beside
- * it (a second core taken, as another program would), to time what the choice is for. Prints
- * and writes bench/results/adaptive-threads{-busy}.md: per layer the median ms per call of each
- * way and the paired median ratio of one thread's time to each threaded way's.
+ * it (a second core taken, as another program would), to time what the choice is for;
+ * `--busy-from R` starts that process at round R of each layer and stops it after the layer, so
+ * the choice, settled on a quiet machine, must notice the change, and the figures are those of
+ * the busy rounds. Prints and writes bench/results/adaptive-threads{-busy|-busy-from<R>}.md: per
+ * layer the median ms per call of each way and the paired median ratio of one thread's time to
+ * each threaded way's.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -17,7 +20,7 @@ import * as path from 'path';
 
 import {convolutionBackpropFilters, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, simdThreadsReady} from '../kernels/index';
 
-import {commandLine, outOption, positiveInteger, switchOption, valueOption} from './args';
+import {commandLine, nonNegativeInteger, outOption, positiveInteger, switchOption, valueOption} from './args';
 import {markdownTable, pairedMedianRatio, summarize} from './report';
 import {sourceState} from './source_state';
 import {msPerCall} from './timed_calls';
@@ -48,6 +51,8 @@ const options = commandLine({
     'rounds': valueOption('N', 'rounds (each: every way, --calls calls)', 30, positiveInteger),
     'calls': valueOption('N', 'back-to-back calls per way and round', 5, positiveInteger),
     'busy': switchOption('run a CPU-bound process beside it (node -e "for(;;);")'),
+    'busy-from': valueOption('R', 'start the CPU-bound process at round R of each layer, stop it after the layer; the figures are the busy rounds\'',
+        null as number | null, nonNegativeInteger),
     'out': outOption(),
   },
 });
@@ -64,7 +69,10 @@ async function main() {
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, options.threads);
   const ready = await simdThreadsReady();
   if (ready !== options.threads) throw new Error(`only ${ready} of ${options.threads} threads started`);
-  const busy = options.busy ? spawn(process.execPath, ['-e', 'for(;;);'], {stdio: 'ignore'}) : undefined;
+  const busyFrom = options['busy-from'];
+  if (busyFrom !== null && busyFrom >= options.rounds) throw new Error(`--busy-from ${busyFrom}: there are only ${options.rounds} rounds`);
+  const startBusy = () => spawn(process.execPath, ['-e', 'for(;;);'], {stdio: 'ignore'});
+  let busy = options.busy && busyFrom === null ? startBusy() : undefined;
   const started = Date.now();
   const rows: string[][] = [];
   try {
@@ -76,11 +84,17 @@ async function main() {
       const attrs = {strides: [1, 1], padsBegin: [layer.pad, layer.pad], padsEnd: [layer.pad, layer.pad], filterShape: [layer.kernel, layer.kernel]};
       const times = WAYS.map(() => [] as number[]);
       for (let round = 0; round < options.rounds; round++) {
+        if (round === busyFrom) busy = startBusy();
         WAYS.forEach((way, i) => {
           tf.env().set(CONV_BACKPROP_FILTERS_THREADS, way.threads);
           tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, way.adaptive);
-          times[i].push(msPerCall(() => convolutionBackpropFilters(x, dy, attrs), options.calls));
+          const ms = msPerCall(() => convolutionBackpropFilters(x, dy, attrs), options.calls);
+          if (busyFrom === null || round >= busyFrom) times[i].push(ms);
         });
+      }
+      if (busyFrom !== null) {
+        busy?.kill();
+        busy = undefined;
       }
       tf.dispose([x, dy]);
       const oneOver = (i: number) => `${pairedMedianRatio(times[0], times[i]).toFixed(2)}×`;
@@ -93,19 +107,22 @@ async function main() {
   }
   const cpus = os.cpus();
   const report = [
-    `# Adaptive threads: ${WAYS.map(w => w.label).join(', ')}${options.busy ? ', a CPU-bound process beside' : ''}\n`,
+    `# Adaptive threads: ${WAYS.map(w => w.label).join(', ')}${
+        busyFrom !== null ? `, a CPU-bound process beside from round ${busyFrom}` : options.busy ? ', a CPU-bound process beside' : ''}\n`,
     `Code: ${sourceState()}.`,
     `\`npm run bench:adaptive-threads${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${
         cpus[0]?.model?.trim()}, ${cpus.length} cores, Node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
         ((Date.now() - started) / 1000).toFixed(0)} s.`,
     `cpu backend, ${options.rounds} rounds of ${options.calls} back-to-back calls per way (ms per call: the median over rounds); ` +
         `"÷" is the paired median of one thread's time over the way's in the same round. The adaptive way keeps its record ` +
-        `across rounds; the fixed one runs every call on ${options.threads} threads.\n`,
+        `across rounds; the fixed one runs every call on ${options.threads} threads.${busyFrom !== null ?
+            ` The CPU-bound process starts at round ${busyFrom} of each layer, after the choice has settled on a quiet machine, ` +
+                `and stops after the layer; the figures are those of rounds ${busyFrom}–${options.rounds - 1}.` : ''}\n`,
     markdownTable(['layer', ...WAYS.map(w => `${w.label} ms`), `1 thread ÷ fixed`, `1 thread ÷ adaptive`], rows,
                   [false, true, true, true, true, true]),
   ].join('\n');
   if (options.out !== null) {
-    const file = path.join(options.out, `adaptive-threads${options.busy ? '-busy' : ''}.md`);
+    const file = path.join(options.out, `adaptive-threads${busyFrom !== null ? `-busy-from${busyFrom}` : options.busy ? '-busy' : ''}.md`);
     fs.writeFileSync(file, `${report}\n`);
     console.log(`wrote ${path.relative(process.cwd(), file)}`);
   }

@@ -1,4 +1,4 @@
-import {FIRST_THREADS_RETRY_CALLS, KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
+import {FIRST_THREADS_RETRY_CALLS, KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, SLOWDOWN_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, THREADS_SLOWDOWN, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
 
 /**
  * The choice between threads and one thread from a problem's recent wall times
@@ -129,6 +129,42 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(runStarts(choices, 'one')).withContext('no gain').toEqual([TRIAL_CALLS, TRIAL_CALLS + ONE_THREAD_RETRY_CALLS, TRIAL_CALLS + 2 * ONE_THREAD_RETRY_CALLS]);
     expect(runLengths(choices, 'one')).toEqual([TRIAL_CALLS, TRIAL_CALLS, TRIAL_CALLS]);
     expect(choices.filter(c => c.way === 'one').every(c => c.reason === 'timing one thread')).toBeTrue();
+  });
+
+  it(`on threads, tries one thread as soon as the threads' median grows over ${THREADS_SLOWDOWN}× its lowest, and moves there when it is faster now`, () => {
+    const outcomes = new ThreadOutcomes();
+    // Settled on threads (5 ms against 9), the periodic try of one thread ~900 calls away.
+    runCalls(outcomes, 'layer', SETTLED + SLOWDOWN_RETRY_CALLS, 5, 9);
+    // The worker now shares the calling thread's core: 8 ms on threads, where one thread would take 6.
+    const choices = runCalls(outcomes, 'layer', 3 + FIRST_THREADS_RETRY_CALLS, 8, 6);
+    const tryStart = runStarts(choices, 'one')[0];
+    // The median moves after the third slow call; the try starts with the next.
+    expect(tryStart).withContext(ways(choices).join(' ')).toBe(3);
+    expect(choices.slice(tryStart, tryStart + TRIAL_CALLS)).toEqual(new Array(TRIAL_CALLS).fill({way: 'one', reason: 'timing one thread'}));
+    // Then one thread, until the threads' first retry, FIRST_THREADS_RETRY_CALLS after the try began.
+    expect(choices.slice(tryStart + TRIAL_CALLS)).toEqual(new Array(FIRST_THREADS_RETRY_CALLS - TRIAL_CALLS).fill({way: 'one', reason: 'measured'}));
+  });
+
+  it(`on threads, keeps them without a try while their median stays under ${THREADS_SLOWDOWN}× its lowest, and after a try that finds them still faster`, () => {
+    const outcomes = new ThreadOutcomes();
+    // Threads 6× faster: the periodic try of one thread is 3,000 calls away.
+    runCalls(outcomes, 'layer', SETTLED + SLOWDOWN_RETRY_CALLS, 5, 30);
+    expect(count(runCalls(outcomes, 'layer', 200, 6, 30), 'one')).withContext('1.2× slower').toBe(0);
+    // 2× slower, one thread slower still: one try, then threads again, compared anew.
+    const choices = runCalls(outcomes, 'layer', 200, 10, 30);
+    expect(runStarts(choices, 'one').length).withContext(ways(choices).join(' ')).toBe(1);
+    expect(runLengths(choices, 'one')).toEqual([TRIAL_CALLS]);
+  });
+
+  it(`tries one thread for a slowdown at most every ${SLOWDOWN_RETRY_CALLS} calls, on a machine that changes back and forth`, () => {
+    const outcomes = new ThreadOutcomes();
+    runCalls(outcomes, 'layer', SETTLED + SLOWDOWN_RETRY_CALLS, 5, 30);
+    const choices: ThreadChoice[] = [];
+    for (let block = 0; block < 40; block++) choices.push(...runCalls(outcomes, 'layer', 10, block % 2 === 0 ? 5 : 8, 30));
+    const tries = runStarts(choices, 'one');
+    expect(tries.length).withContext(ways(choices).join(' ')).toBeGreaterThan(0);
+    expect(tries.slice(1).every((at, i) => at - tries[i] >= SLOWDOWN_RETRY_CALLS)).toBeTrue();
+    expect(count(choices, 'one')).toBeLessThanOrEqual(TRIAL_CALLS * Math.ceil(choices.length / SLOWDOWN_RETRY_CALLS));
   });
 
   it('keeps each problem apart, peeks without counting, and forgets the least recently used beyond its limit', () => {

@@ -42,6 +42,18 @@ export const ONE_THREAD_RETRY_CALLS = 512;
  * vary by about as much from one to the next, and a problem whose threads gain little keeps them.
  */
 export const ONE_THREAD_MARGIN = 1.1;
+/**
+ * While threads are preferred, one thread is tried as soon as the threads' median has grown this
+ * much over the lowest it has been since the two ways were last compared: the machine changed
+ * (another process took a core, or the OS put the worker beside the calling thread), and waiting
+ * for the next periodic try (ONE_THREAD_RETRY_CALLS × gain calls) would run hundreds of calls the
+ * slow way. Calls vary by about ONE_THREAD_MARGIN from one to the next; a median of KEPT_CALLS
+ * that grows by a quarter does not come from that. Such a try comes at most every
+ * SLOWDOWN_RETRY_CALLS calls, so a machine that changes back and forth costs at most 4 calls in
+ * 64 at one thread's speed.
+ */
+export const THREADS_SLOWDOWN = 1.25;
+export const SLOWDOWN_RETRY_CALLS = 64;
 /** Problems remembered: the least recently used is forgotten beyond this. */
 export const KEPT_PROBLEMS = 256;
 
@@ -72,6 +84,8 @@ interface Outcome {
   threadsTries: number;
   /** The last call ran on threads, the way preferred (not in a try). */
   onThreads: boolean;
+  /** The threads' lowest median since they were last compared with one thread and kept (THREADS_SLOWDOWN). */
+  threadsReference?: number;
 }
 
 function median(values: readonly number[]): number {
@@ -94,7 +108,10 @@ export class ThreadOutcomes {
     if (movedToOne) outcome.sinceTrial = 0;
     outcome.dropTime = trial && outcome.trial === undefined;
     outcome.onThreads = way === 'threads' && !trial;
-    if (outcome.onThreads) outcome.threadsTries = 0;
+    if (outcome.onThreads) {
+      outcome.threadsTries = 0;
+      outcome.threadsReference = Math.min(outcome.threadsReference ?? Infinity, median(outcome.threads));
+    }
     if (outcome.trial !== undefined) {
       if (--outcome.trial.callsLeft === 0) outcome.trial = undefined;
     } else if (trial) {
@@ -102,6 +119,7 @@ export class ThreadOutcomes {
       if (way === 'threads' && outcome.one.length > 0) outcome.threadsTries++;
       // A try replaces the times kept of its way: they are from before the machine changed.
       (way === 'threads' ? outcome.threads : outcome.one).length = 0;
+      outcome.threadsReference = undefined;
       outcome.trial = TRIAL_CALLS > 1 ? {way, callsLeft: TRIAL_CALLS - 1} : undefined;
       outcome.sinceTrial = 0;
     }
@@ -148,7 +166,9 @@ export class ThreadOutcomes {
     const [threads, one] = [median(outcome.threads), median(outcome.one)];
     if (threads <= ONE_THREAD_MARGIN * one) {
       const retryCalls = ONE_THREAD_RETRY_CALLS * Math.max(1, one / threads);
-      return outcome.sinceTrial >= retryCalls ? {way: 'one', trial: true} : {way: 'threads', trial: false};
+      const slowedDown = outcome.threadsReference !== undefined && threads > THREADS_SLOWDOWN * outcome.threadsReference &&
+          outcome.sinceTrial >= SLOWDOWN_RETRY_CALLS;
+      return outcome.sinceTrial >= retryCalls || slowedDown ? {way: 'one', trial: true} : {way: 'threads', trial: false};
     }
     const retryCalls = Math.min(THREADS_RETRY_CALLS, FIRST_THREADS_RETRY_CALLS * 2 ** outcome.threadsTries);
     return outcome.sinceTrial >= retryCalls ? {way: 'threads', trial: true} : {way: 'one', trial: false};
