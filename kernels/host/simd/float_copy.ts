@@ -2,14 +2,14 @@
  * Copies of float arrays into and out of the threads' shared WebAssembly memory.
  *
  * Into or out of a SharedArrayBuffer, V8's `TypedArray.prototype.set` copies 8-byte words one at a
- * time (so that a racing thread never sees torn words): 15–29 GB/s on this machine in Node 20 and
- * 22, 14.7 in Node 24, against 47 into unshared memory, and byte by byte, at 3.7 GB/s, where the
- * source and the destination disagree mod 8 bytes (Deno's too; Bun's JavaScriptCore copies either
- * at 35–47). Node ≥ 22's `Buffer.prototype.copy` copies the bytes of any two views with one
- * `memmove` (47 GB/s, any alignment: `npm run bench:copy`); the packing and the filter's copy out
- * take it where the runtime has it. The threads never read
- * what the calling thread copies in until it publishes the step (an atomic store), and it copies
- * the filter out once they have finished, so a plain copy is as safe as V8's word copy.
+ * time (so that a racing thread never sees torn words): 20–29 GB/s on this machine in Node 20,
+ * 13–15 in Node 24, against up to 47 into unshared memory, and byte by byte, at 3.4–4 GB/s, where
+ * the source and the destination disagree mod 8 bytes (Node, Deno, Chromium). Bun's
+ * JavaScriptCore copies either way at full speed. Node ≥ 22's `Buffer.prototype.copy` copies the
+ * bytes of any two views with one `memmove` (up to 47 GB/s at any alignment; `npm run bench:copy`
+ * gives each way's figures). The threads never read what the calling thread copies in until it
+ * publishes the step (an atomic store), and it copies the filter out once they have finished, so
+ * a plain copy is as safe as V8's word copy.
  */
 
 /** Node's `Buffer.prototype.copy`, called with typed arrays of any element type. */
@@ -46,8 +46,8 @@ const byteCopy = nodeByteCopy();
  * How this engine copies into and out of shared memory: `memmove` where Node has one; else `set`
  * through a staging buffer (`staged set`) where `set` between ends that disagree mod 8 bytes is
  * more than twice as slow as between ends that agree (V8: Chromium, Node 20, Deno), else `set`
- * (JavaScriptCore: Bun and Safari copy misaligned as fast). Decided on first use, in under a
- * millisecond.
+ * (Bun, whose misaligned copies run at full speed and would be halved by staging). Decided on
+ * first use, in under a millisecond.
  */
 export type SharedCopyMethod = 'memmove'|'staged set'|'set';
 let chosenMethod: SharedCopyMethod|undefined;
@@ -56,9 +56,14 @@ export function sharedCopyMethod(): SharedCopyMethod {
   return chosenMethod;
 }
 
-/** Times `set` of 512 KiB into shared memory from an aligned and a misaligned source, the best of 3 each. */
+/**
+ * Times `set` of 512 KiB into shared memory from an aligned and a misaligned source, the best of 3
+ * each. Without a clock (a bare JavaScript context has no `performance`) it answers yes: staging
+ * costs JavaScriptCore some speed, while V8 without it copies misaligned lines byte by byte.
+ */
 function misalignedSetIsSlow(): boolean {
   if (typeof SharedArrayBuffer === 'undefined') return false;
+  if (typeof performance === 'undefined') return true;
   const floats = 131072;
   const target = new Float32Array(new SharedArrayBuffer(4 * floats));
   const source = new Float32Array(floats + 1);
