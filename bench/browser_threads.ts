@@ -133,7 +133,6 @@ function browserImplementations(threads: number): BrowserImpl[] {
   ]);
 }
 
-
 /** The picked layers at their batches, then the training layers at their files', as `npm run bench` runs them. */
 function browserWorkloads(options: BrowserThreadsOptions): BrowserWorkload[] {
   const selected = (name: string, quickNames: readonly string[]) =>

@@ -18,7 +18,7 @@ import {VERBOSE_PREFIX} from '../src/verbose';
 
 import type {BitwiseCheck, BrowserImpl, BrowserMeasurement, BrowserThreadsPageInput, BrowserThreadsPageResult, BrowserWorkload, BrowserWorkloadResult, PlanSummary} from './browser_threads';
 import {summarize} from './report';
-import {msPerCall} from './timed_calls';
+import {callsPerRun, msPerCall} from './timed_calls';
 
 declare const __karma__: {config: {args: string[]}};
 
@@ -107,7 +107,7 @@ async function runWorkload(w: BrowserWorkload, input: BrowserThreadsPageInput): 
       checkPath(w, impl, path);
       // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
       const single = Math.min(await timed(impl, 1), await timed(impl, 1), await timed(impl, 1));
-      const calls = Math.max(1, Math.min(input.amortized.maxCalls, Math.round(input.amortized.runMs / Math.max(single, 1e-3))));
+      const calls = callsPerRun(single, input.amortized.runMs, input.amortized.maxCalls);
       sessions.push({impl, values, path, calls, times: []});
     }
     for (let run = 0; run < w.runs; run++) {

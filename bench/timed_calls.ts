@@ -14,3 +14,12 @@ export function msPerCall(call: () => tf.Tensor, calls: number): number {
   tf.dispose(results);
   return elapsed / calls;
 }
+
+/**
+ * Calls in a timed run of about `runMs` when one call takes `singleMs`: at least one, at most
+ * `maxCalls` (DESIGN.md §7: small problems amortized). Shared by `npm run bench`,
+ * bench:browser-threads and bench:webgl.
+ */
+export function callsPerRun(singleMs: number, runMs: number, maxCalls: number): number {
+  return Math.max(1, Math.min(maxCalls, Math.round(runMs / Math.max(singleMs, 1e-3))));
+}

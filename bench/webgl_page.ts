@@ -14,6 +14,7 @@ import {computeGeometry, convolutionBackpropFilters, ConvolutionBackpropFiltersA
 import {multiTargetPrograms} from '../kernels/webgl/multi_target';
 import {withVariant} from './page_variant';
 import {summarize, Timing} from './report';
+import {callsPerRun} from './timed_calls';
 import {peakTensorBytes} from './tensor_memory';
 import type {BuiltIn, InputPlacement, WebglImplResult, WebglPageInput, WebglPageResult, WebglWorkload, WebglWorkloadResult} from './webgl';
 
@@ -162,9 +163,8 @@ async function timedCall(f: () => tf.Tensor, calls = 1): Promise<number> {
 }
 
 /** Calls per amortized run: as many as fit in about `amortized.runMs` by one timed call. */
-async function callsPerRun(f: () => tf.Tensor, amortized: WebglPageInput['amortized']): Promise<number> {
-  const once = await timedCall(f);
-  return Math.max(1, Math.min(amortized.maxCalls, Math.round(amortized.runMs / Math.max(once, 0.01))));
+async function amortizedCalls(f: () => tf.Tensor, amortized: WebglPageInput['amortized']): Promise<number> {
+  return callsPerRun(await timedCall(f), amortized.runMs, amortized.maxCalls);
 }
 
 /** The warm-up: compiles the shaders (counted), measures memory, returns the values. */
@@ -246,10 +246,10 @@ describe('webgl benchmark', () => {
         const builtInWarm = bench.builtIn ? await warmUp(bench.builtIn) : null;
         const variantCall = variant ? withVariant(variant, bench.ours) : null;
         const variantWarm = variantCall ? await warmUp(variantCall) : null;
-        const variantCalls = variantCall ? (w.amortized ? await callsPerRun(variantCall, amortized) : 1) : 1;
+        const variantCalls = variantCall ? (w.amortized ? await amortizedCalls(variantCall, amortized) : 1) : 1;
         const variantTimes: number[] = [];
-        const ourCalls = w.amortized ? await callsPerRun(bench.ours, amortized) : 1;
-        const builtInCalls = w.amortized && bench.builtIn ? await callsPerRun(bench.builtIn, amortized) : 1;
+        const ourCalls = w.amortized ? await amortizedCalls(bench.ours, amortized) : 1;
+        const builtInCalls = w.amortized && bench.builtIn ? await amortizedCalls(bench.builtIn, amortized) : 1;
         const ourTimes: number[] = [];
         const builtInTimes: number[] = [];
         // Ours and the variant take turns going first (the one after the built-in may pay for its

@@ -1,5 +1,6 @@
 import {computeGeometry} from '../../kernels/index';
 import {gflops, summarize, Timing} from '../report';
+import {callsPerRun} from '../timed_calls';
 import {describeProblem, Problem, shortName, toOpArguments} from '../workloads';
 
 import {Impl, ImplKey, Memory, opName, Session} from './implementations';
@@ -48,7 +49,6 @@ function relativeDifference(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return worst / Math.max(scale, Number.MIN_VALUE);
 }
 
-
 /**
  * Sets up every implementation on one workload, warms each up, then times them round-robin. A run
  * of ours and of tfjs's wasm kernel is as many back-to-back calls as take about RUN_MS (from the
@@ -81,7 +81,7 @@ export async function runWorkload(
       if (!s.impl.warmUpIsRun && !s.impl.key.startsWith('pytorch')) {
         // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
         const single = Math.min(await s.session.call(1), await s.session.call(1), await s.session.call(1));
-        s.calls = Math.max(1, Math.min(MAX_CALLS_PER_RUN, Math.round(RUN_MS / Math.max(single, 1e-3))));
+        s.calls = callsPerRun(single, RUN_MS, MAX_CALLS_PER_RUN);
       }
     }
     // A single-call implementation runs in the middle of the others' timed runs, so that they are
