@@ -94,7 +94,8 @@ const isShared = (array: Float32Array) =>
  * with the shared end: a plain memcpy, then an aligned word copy.
  */
 export function copyFloats(from: Float32Array, to: Float32Array, at: number, method?: SharedCopyMethod) {
-  if (!isShared(to) && !isShared(from)) {
+  const toShared = isShared(to);
+  if (!toShared && !isShared(from)) {
     to.set(from, at);
     return;
   }
@@ -110,7 +111,7 @@ export function copyFloats(from: Float32Array, to: Float32Array, at: number, met
   }
   staging ??= new Float32Array(STAGING_FLOATS + 1);
   // The staging copy agrees mod 8 bytes with whichever end is shared.
-  const shift = isShared(to) ? (toByte & 7) >> 2 : (from.byteOffset & 7) >> 2;
+  const shift = toShared ? (toByte & 7) >> 2 : (from.byteOffset & 7) >> 2;
   for (let done = 0; done < from.length; done += STAGING_FLOATS) {
     const count = Math.min(STAGING_FLOATS, from.length - done);
     staging.set(from.subarray(done, done + count), shift);
