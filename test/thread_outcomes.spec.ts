@@ -1,4 +1,4 @@
-import {FIRST_THREADS_RETRY_CALLS, KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, SLOWDOWN_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, THREADS_SLOWDOWN, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
+import {FIRST_THREADS_RETRY_CALLS, KEPT_CALLS, KEPT_PROBLEMS, ONE_THREAD_MARGIN, ONE_THREAD_RETRY_CALLS, SLOWDOWN_RETRY_CALLS, ThreadChoice, ThreadOutcomes, THREADS_RETRY_CALLS, THREADS_SLOWDOWN, ThreadWay, TRIAL_CALLS, TRY_LOSS} from '../kernels/host/simd/thread_outcomes';
 
 /**
  * The choice between threads and one thread from a problem's recent wall times
@@ -32,12 +32,40 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
 
   it(`runs the first ${TRIAL_CALLS} calls on threads and the next ${TRIAL_CALLS} on one thread, then stays on threads while they are faster`, () => {
     const outcomes = new ThreadOutcomes();
-    const choices = runCalls(outcomes, 'layer', 40, 5, 9);
+    // One thread slower, but by less than TRY_LOSS: its try runs all its calls.
+    const choices = runCalls(outcomes, 'layer', 40, 7, 9);
     expect(choices.slice(0, SETTLED + 1)).toEqual([
       ...new Array(TRIAL_CALLS).fill({way: 'threads'}), ...new Array(TRIAL_CALLS).fill({way: 'one', reason: 'timing one thread'}),
       {way: 'threads'},
     ]);
     expect(count(choices.slice(SETTLED), 'one')).toBe(0);
+  });
+
+  it(`ends a try at its first kept call over ${TRY_LOSS}× the other way's median, not at its first call`, () => {
+    // One thread 1.8× slower than threads: its first try ends after the call that is kept.
+    let outcomes = new ThreadOutcomes();
+    let choices = runCalls(outcomes, 'layer', 20, 5, 9);
+    expect(choices.slice(0, TRIAL_CALLS + 3)).toEqual([
+      ...new Array(TRIAL_CALLS).fill({way: 'threads'}), ...new Array(2).fill({way: 'one', reason: 'timing one thread'}),
+      {way: 'threads'},
+    ]);
+    expect(count(choices, 'one')).toBe(2);
+    // Threads 2.2× slower than one thread: each retry of them is the first call (not kept) and one more.
+    outcomes = new ThreadOutcomes();
+    choices = runCalls(outcomes, 'layer', SETTLED + 3 * THREADS_RETRY_CALLS, 20, 9);
+    expect(runLengths(choices, 'threads').slice(1)).toEqual(new Array(runLengths(choices, 'threads').length - 1).fill(2));
+    // A try's first call, however slow, does not end it: it pays for waking the workers. (Threads
+    // 1.3× slower: their retries lose, but by less than TRY_LOSS.)
+    outcomes = new ThreadOutcomes();
+    choices = [];
+    for (let i = 0; i < SETTLED + 2 * THREADS_RETRY_CALLS; i++) {
+      const choice = outcomes.next('layer');
+      const first = choice.way === 'threads' && (i === 0 || choices[i - 1].way !== 'threads');
+      outcomes.record('layer', choice.way, choice.way === 'one' ? 9 : first ? 100 : 12);
+      choices.push(choice);
+    }
+    expect(runLengths(choices, 'threads').length).toBeGreaterThan(2);
+    expect(runLengths(choices, 'threads').every(length => length === TRIAL_CALLS)).withContext(ways(choices).join(' ')).toBeTrue();
   });
 
   it("keeps no try's first call: a problem's two slow first calls on threads (warm-ups) do not send it to one thread", () => {
@@ -78,7 +106,8 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
 
   it(`on one thread, tries the threads in runs of ${TRIAL_CALLS} calls, after ${FIRST_THREADS_RETRY_CALLS} calls, then twice as many each time up to ${THREADS_RETRY_CALLS}, while they stay slower`, () => {
     const outcomes = new ThreadOutcomes();
-    const choices = runCalls(outcomes, 'layer', SETTLED + 6 * THREADS_RETRY_CALLS, 20, 9);
+    // Slower by less than TRY_LOSS, so that each try runs its calls.
+    const choices = runCalls(outcomes, 'layer', SETTLED + 6 * THREADS_RETRY_CALLS, 12, 9);
     const tries = runStarts(choices, 'threads');
     // Each wait counts from the start of the try before it: the first from the try of one thread.
     const waits = tries.slice(1).map((at, i) => at - (i === 0 ? TRIAL_CALLS : tries[i]));
@@ -150,10 +179,11 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     // Threads 6× faster: the periodic try of one thread is 3,000 calls away.
     runCalls(outcomes, 'layer', SETTLED + SLOWDOWN_RETRY_CALLS, 5, 30);
     expect(count(runCalls(outcomes, 'layer', 200, 6, 30), 'one')).withContext('1.2× slower').toBe(0);
-    // 2× slower, one thread slower still: one try, then threads again, compared anew.
+    // 2× slower, one thread 3× slower still: one try, ended by its first kept call, then threads
+    // again, compared anew.
     const choices = runCalls(outcomes, 'layer', 200, 10, 30);
     expect(runStarts(choices, 'one').length).withContext(ways(choices).join(' ')).toBe(1);
-    expect(runLengths(choices, 'one')).toEqual([TRIAL_CALLS]);
+    expect(runLengths(choices, 'one')).toEqual([2]);
   });
 
   it(`tries one thread for a slowdown at most every ${SLOWDOWN_RETRY_CALLS} calls, on a machine that changes back and forth`, () => {

@@ -470,12 +470,17 @@ describe('threads that do not pay (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)', () 
     const outcomes = new RecordedOutcomes();
     simdTesting.threadOutcomes = outcomes;
     const values = Array.from({length: 2 * TRIAL_CALLS + 1}, res2);
+    // The try of one thread runs TRIAL_CALLS calls, or ends after its second (its first kept) where
+    // that one took TRY_LOSS times the threads' median.
+    const tryOfOne = outcomes.records.slice(TRIAL_CALLS).findIndex(([way]) => way !== 'one');
+    const oneCalls = tryOfOne < 0 ? TRIAL_CALLS : Math.min(tryOfOne, TRIAL_CALLS);
+    expect(oneCalls).toBeGreaterThanOrEqual(2);
     expect(paths()).toEqual([
-      ...new Array(TRIAL_CALLS).fill('simd threads=2'), ...new Array(TRIAL_CALLS).fill('simd threads=1 (timing one thread)'),
-      jasmine.stringMatching(/^simd threads=(2|1 \(2 threads measured slower\))$/),
+      ...new Array(TRIAL_CALLS).fill('simd threads=2'), ...new Array(oneCalls).fill('simd threads=1 (timing one thread)'),
+      ...new Array(values.length - TRIAL_CALLS - oneCalls).fill(jasmine.stringMatching(/^simd threads=(2|1 \(2 threads measured slower\))$/)),
     ]);
-    expect(outcomes.records.slice(0, 2 * TRIAL_CALLS).map(([way]) => way))
-        .toEqual([...new Array(TRIAL_CALLS).fill('threads'), ...new Array(TRIAL_CALLS).fill('one')]);
+    expect(outcomes.records.slice(0, TRIAL_CALLS + oneCalls).map(([way]) => way))
+        .toEqual([...new Array(TRIAL_CALLS).fill('threads'), ...new Array(oneCalls).fill('one')]);
     expect(outcomes.records.length).toBe(values.length);
     expect(outcomes.records.every(([, ms]) => ms > 0)).toBeTrue();
     for (const other of values.slice(1)) expect(bits(other)).withContext('threads and one thread').toEqual(bits(values[0]));

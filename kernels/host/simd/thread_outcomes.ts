@@ -11,7 +11,9 @@
  * those kept of that way: the first call on threads after a while on one thread pays for waking
  * the workers, the first on one thread runs with a cold cache, and a problem's very first call
  * grows the memory and takes the page faults, so a try's first call judges a way by its worst
- * case; older times are from before the machine changed.
+ * case; older times are from before the machine changed. A try ends early at a kept call that
+ * takes TRY_LOSS times the other way's median: that call is enough of a verdict, and the calls
+ * left would each pay the loss again.
  *
  * The values do not depend on the choice: one thread and N threads sum every output in the same
  * blocks and order.
@@ -21,6 +23,13 @@
 export const KEPT_CALLS = 5;
 /** Calls in a try of a way (the first is not kept; the others' times replace those kept of that way). */
 export const TRIAL_CALLS = 4;
+/**
+ * A try's kept call this much slower than the other way's median ends the try: one call cannot
+ * vary that much from the next (they vary by about ONE_THREAD_MARGIN), so the way lost. On a
+ * machine where the threads lose by 2×, a retry of them then costs one call's loss after the
+ * first, not three.
+ */
+export const TRY_LOSS = 1.5;
 /**
  * While one thread is faster, the threads are tried again after FIRST_THREADS_RETRY_CALLS calls,
  * then after twice as many each time they lose again, up to THREADS_RETRY_CALLS. A problem's
@@ -142,9 +151,10 @@ export class ThreadOutcomes {
       outcome.dropTime = false;
       return;
     }
-    const times = way === 'threads' ? outcome.threads : outcome.one;
+    const [times, others] = way === 'threads' ? [outcome.threads, outcome.one] : [outcome.one, outcome.threads];
     times.push(ms);
     if (times.length > KEPT_CALLS) times.shift();
+    if (outcome.trial?.way === way && others.length > 0 && ms > TRY_LOSS * median(others)) outcome.trial = undefined;
   }
 
   /**
