@@ -2,7 +2,8 @@
  * `npm run bench:adaptive-threads`: the adaptive choice of threads (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE,
  * kernels/host/simd/thread_outcomes.ts) against fixed threads and one thread, on the cpu backend,
  * interleaved in one process: each round runs `--calls` back-to-back calls of one thread, of N
- * threads with the flag false and of N threads with it true, so the choice keeps its record
+ * threads with the flag false and of N threads with it true (every other round in reverse
+ * order), so the choice keeps its record
  * across rounds as it does for a user's repeated calls. `--busy` runs a CPU-bound process beside
  * it (a second core taken, as another program would), to time what the choice is for;
  * `--busy-from R` starts that process at round R of each layer and stops it after the layer, so
@@ -85,7 +86,12 @@ async function main() {
       const times = WAYS.map(() => [] as number[]);
       for (let round = 0; round < options.rounds; round++) {
         if (round === busyFrom) busy = startBusy();
-        WAYS.forEach((way, i) => {
+        // Every other round in reverse order: a way run right after the fixed threads finds the
+        // caches holding the shared memory, not its own, and runs slower (~10% for one thread).
+        const order = WAYS.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        order.forEach(i => {
+          const way = WAYS[i];
           tf.env().set(CONV_BACKPROP_FILTERS_THREADS, way.threads);
           tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, way.adaptive);
           const ms = msPerCall(() => convolutionBackpropFilters(x, dy, attrs), options.calls);
@@ -113,7 +119,7 @@ async function main() {
     `\`npm run bench:adaptive-threads${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}\` on ${
         cpus[0]?.model?.trim()}, ${cpus.length} cores, Node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${
         ((Date.now() - started) / 1000).toFixed(0)} s.`,
-    `cpu backend, ${options.rounds} rounds of ${options.calls} back-to-back calls per way (ms per call: the median over rounds); ` +
+    `cpu backend, ${options.rounds} rounds of ${options.calls} back-to-back calls per way, every other round in reverse order (ms per call: the median over rounds); ` +
         `"÷" is the paired median of one thread's time over the way's in the same round. The adaptive way keeps its record ` +
         `across rounds; the fixed one runs every call on ${options.threads} threads.${busyFrom !== null ?
             ` The CPU-bound process starts at round ${busyFrom} of each layer, after the choice has settled on a quiet machine, ` +
