@@ -81,8 +81,17 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
 
   it(`keeps threads that are slower by less than ${ONE_THREAD_MARGIN}×`, () => {
     const outcomes = new ThreadOutcomes();
-    const choices = runCalls(outcomes, 'layer', SETTLED + 20, 9.5, 9);
+    const choices = runCalls(outcomes, 'layer', SETTLED + 20, 9 * (1 + (ONE_THREAD_MARGIN - 1) / 2), 9);
     expect(count(choices.slice(SETTLED), 'one')).toBe(0);
+  });
+
+  it(`moves to one thread from threads that are slower by more than ${ONE_THREAD_MARGIN}×`, () => {
+    const outcomes = new ThreadOutcomes();
+    // Threads first as fast as one thread, then (a spell) slower by a little over the margin.
+    runCalls(outcomes, 'layer', SETTLED + 20, 9, 9);
+    const choices = runCalls(outcomes, 'layer', 3 + FIRST_THREADS_RETRY_CALLS, 9 * (1 + 1.5 * (ONE_THREAD_MARGIN - 1)), 9);
+    // The median moves after the third slower call; one thread until the threads' retry.
+    expect(ways(choices)).toEqual([...new Array(3).fill('threads'), ...new Array(FIRST_THREADS_RETRY_CALLS).fill('one')]);
   });
 
   it('moves to one thread once the threads are slower in the median of the calls kept, and says why', () => {

@@ -47,10 +47,13 @@ export const THREADS_RETRY_CALLS = 64;
  */
 export const ONE_THREAD_RETRY_CALLS = 512;
 /**
- * One thread is preferred only when the threads' median is this much slower than its own: calls
- * vary by about as much from one to the next, and a problem whose threads gain little keeps them.
+ * One thread is preferred when the threads' median is this much slower than its own. The
+ * margin is what a problem can lose for good while on threads (when a spell of the machine
+ * leaves them no gain, they run at up to this much of one thread's time), so it is small; a
+ * median of KEPT_CALLS calls that crosses it by chance sends the problem to one thread until the
+ * threads' retry FIRST_THREADS_RETRY_CALLS calls later, which costs no more than the ways differ.
  */
-export const ONE_THREAD_MARGIN = 1.1;
+export const ONE_THREAD_MARGIN = 1.03;
 /**
  * While threads are preferred, one thread is tried as soon as the threads' median has grown this
  * much over the lowest it has been since the two ways were last compared: the machine changed
