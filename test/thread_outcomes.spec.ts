@@ -195,6 +195,24 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(runLengths(choices, 'one')).toEqual([2]);
   });
 
+  it(`after a few slow calls on one thread move it to threads, tries one thread again ${FIRST_THREADS_RETRY_CALLS} calls later`, () => {
+    const outcomes = new ThreadOutcomes();
+    // Settled on one thread (9 ms against 12 on threads), the threads' first retry not yet due.
+    runCalls(outcomes, 'layer', SETTLED + 2, 12, 9);
+    expect(outcomes.peek('layer')).toEqual({way: 'one', reason: 'measured'});
+    // Three calls on one thread take 20 ms (the machine, for a moment): its median passes the
+    // threads' and the problem moves to them.
+    runCalls(outcomes, 'layer', 3, 12, 20);
+    const choices = runCalls(outcomes, 'layer', 2 * FIRST_THREADS_RETRY_CALLS, 12, 9);
+    expect(choices[0]).withContext(ways(choices).join(' ')).toEqual({way: 'threads'});
+    // One thread is tried again when FIRST_THREADS_RETRY_CALLS calls have passed since the move,
+    // not hundreds of calls later, and wins.
+    expect(runStarts(choices, 'one')[0]).withContext(ways(choices).join(' ')).toBe(FIRST_THREADS_RETRY_CALLS);
+    // Then one thread, until the threads' own retry FIRST_THREADS_RETRY_CALLS calls after that try began.
+    expect(ways(choices.slice(FIRST_THREADS_RETRY_CALLS, 2 * FIRST_THREADS_RETRY_CALLS))).withContext(ways(choices).join(' '))
+        .toEqual(new Array(FIRST_THREADS_RETRY_CALLS).fill('one'));
+  });
+
   it(`tries one thread for a slowdown at most every ${SLOWDOWN_RETRY_CALLS} calls, on a machine that changes back and forth`, () => {
     const outcomes = new ThreadOutcomes();
     runCalls(outcomes, 'layer', SETTLED + SLOWDOWN_RETRY_CALLS, 5, 30);

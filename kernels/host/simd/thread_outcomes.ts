@@ -96,6 +96,15 @@ interface Outcome {
   threadsTries: number;
   /** The last call ran on threads, the way preferred (not in a try). */
   onThreads: boolean;
+  /** The last call ran on one thread, the way preferred (not in a try). */
+  onOne: boolean;
+  /**
+   * One thread's own calls moved the problem to threads (their median rose over the threads'
+   * kept one, which is older): one thread is tried again FIRST_THREADS_RETRY_CALLS calls later,
+   * so that a few slow calls on one thread do not keep the problem on threads until the
+   * periodic try, ONE_THREAD_RETRY_CALLS × gain calls away.
+   */
+  retryOne: boolean;
   /** The threads' lowest median since they were last compared with one thread and kept (THREADS_SLOWDOWN). */
   threadsReference?: number;
 }
@@ -118,8 +127,10 @@ export class ThreadOutcomes {
     const outcome = this.outcomeOf(key);
     const {way, trial, movedToOne} = this.wayOf(outcome);
     if (movedToOne) outcome.sinceTrial = 0;
+    if (outcome.onOne && way === 'threads' && !trial) [outcome.sinceTrial, outcome.retryOne] = [0, true];
     outcome.dropTime = trial && outcome.trial === undefined;
     outcome.onThreads = way === 'threads' && !trial;
+    outcome.onOne = way === 'one' && !trial;
     if (outcome.onThreads) {
       outcome.threadsTries = 0;
       outcome.threadsReference = Math.min(outcome.threadsReference ?? Infinity, median(outcome.threads));
@@ -129,6 +140,7 @@ export class ThreadOutcomes {
     } else if (trial) {
       // A retry of the threads (the problem's first try of them is not one) lengthens the next wait.
       if (way === 'threads' && outcome.one.length > 0) outcome.threadsTries++;
+      if (way === 'one') outcome.retryOne = false;
       // A try replaces the times kept of its way: they are from before the machine changed.
       (way === 'threads' ? outcome.threads : outcome.one).length = 0;
       outcome.threadsReference = undefined;
@@ -181,7 +193,8 @@ export class ThreadOutcomes {
       const retryCalls = ONE_THREAD_RETRY_CALLS * Math.max(1, one / threads);
       const slowedDown = outcome.threadsReference !== undefined && threads > THREADS_SLOWDOWN * outcome.threadsReference &&
           outcome.sinceTrial >= SLOWDOWN_RETRY_CALLS;
-      return outcome.sinceTrial >= retryCalls || slowedDown ? {way: 'one', trial: true} : {way: 'threads', trial: false};
+      const retryDue = outcome.sinceTrial >= (outcome.retryOne ? FIRST_THREADS_RETRY_CALLS : retryCalls);
+      return retryDue || slowedDown ? {way: 'one', trial: true} : {way: 'threads', trial: false};
     }
     const retryCalls = Math.min(THREADS_RETRY_CALLS, FIRST_THREADS_RETRY_CALLS * 2 ** outcome.threadsTries);
     return outcome.sinceTrial >= retryCalls ? {way: 'threads', trial: true} : {way: 'one', trial: false};
@@ -191,7 +204,7 @@ export class ThreadOutcomes {
   private outcomeOf(key: string): Outcome {
     let outcome = this.outcomes.get(key);
     if (outcome === undefined) {
-      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false, threadsTries: 0, onThreads: false};
+      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false, threadsTries: 0, onThreads: false, onOne: false, retryOne: false};
       if (this.outcomes.size >= KEPT_PROBLEMS) this.outcomes.delete(this.outcomes.keys().next().value!);
     } else {
       this.outcomes.delete(key);
