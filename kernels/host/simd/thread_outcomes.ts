@@ -24,10 +24,10 @@ export const KEPT_CALLS = 5;
 /** Calls in a try of a way (the first is not kept; the others' times replace those kept of that way). */
 export const TRIAL_CALLS = 4;
 /**
- * A try's kept call this much slower than the other way's median ends the try: one call cannot
- * vary that much from the next (they vary by about ONE_THREAD_MARGIN), so the way lost. On a
- * machine where the threads lose by 2×, a retry of them then costs one call's loss after the
- * first, not three.
+ * A try's kept call this much slower than the other way's median ends the try: calls vary by
+ * about 10% from one to the next, so the way lost (and a verdict that a pause of the engine
+ * made is retried like any other). On a machine where the threads lose by 2×, a retry of them
+ * then costs one call's loss after the first, not three.
  */
 export const TRY_LOSS = 1.5;
 /**
@@ -59,7 +59,7 @@ export const ONE_THREAD_MARGIN = 1.03;
  * much over the lowest it has been since the two ways were last compared: the machine changed
  * (another process took a core, or the OS put the worker beside the calling thread), and waiting
  * for the next periodic try (ONE_THREAD_RETRY_CALLS × gain calls) would run hundreds of calls the
- * slow way. Calls vary by about ONE_THREAD_MARGIN from one to the next; a median of KEPT_CALLS
+ * slow way. Calls vary by about 10% from one to the next; a median of KEPT_CALLS
  * that grows by a quarter does not come from that. Such a try comes at most every
  * SLOWDOWN_RETRY_CALLS calls, so a machine that changes back and forth costs at most 4 calls in
  * 64 at one thread's speed.
