@@ -63,6 +63,8 @@ export interface BrowserThreadsPageInput {
   readonly amortized: {readonly runMs: number; readonly maxCalls: number};
   /** ms the page waits once its workers are ready, so that Node pins them first (`--pin`; 0 otherwise). */
   readonly pinWaitMs: number;
+  /** The N-thread implementations with the adaptive choice on (`--adaptive`); off, every call runs on the threads asked for. */
+  readonly adaptive: boolean;
 }
 
 export interface BrowserMeasurement {
@@ -201,6 +203,12 @@ function report(options: BrowserThreadsOptions, workloads: readonly BrowserWorkl
     `Ours on \`cpu\` and on \`wasm\`, each with CONV_BACKPROP_FILTERS_THREADS ${n > 1 ? `1 and ${n}` : '1'}; problems under ` +
         `CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP (${e.thresholdMflop}) stay on one thread, as they do for a user. The calling ` +
         'thread is the page\'s main thread, which spins while it waits for the workers (Atomics.wait throws there).',
+    ...(n > 1 ? [options.adaptive ?
+        `On ${n} threads with the adaptive choice on (\`--adaptive\`, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE true, a user's ` +
+            'default): a problem runs on one thread while its calls on threads measure slower, and the tries of the other way ' +
+            'are in the times (docs/threads.md).' :
+        `On ${n} threads with the adaptive choice off (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE false): every call on the ` +
+            'threads, to time what they give (`--adaptive` times a user\'s default).'] : []),
     `Each implementation: 1 warm-up call (its verbose line gives the path that ran), then ${options.runs} timed runs (${
         options.keyRuns} on ResNet-50 res2a/res3a_branch2b, ${options.trainingRuns} on the training layers), round-robin ` +
         `with the others on the same tensors, every other round in reverse order; a run is as many back-to-back calls as ` +
@@ -280,6 +288,7 @@ async function main() {
   const input: BrowserThreadsPageInput = {
     workloads, implementations: impls, threads: options.threads, amortized: {runMs: RUN_MS, maxCalls: MAX_CALLS_PER_RUN},
     pinWaitMs: options.pin ? PIN_WAIT_MS : 0,
+    adaptive: options.adaptive,
   };
   console.error(`${workloads.length} layers, ${impls.map(i => i.label).join('; ')}`);
   // --pin: Chromium's page threads are pinned as they appear (the page waits PIN_WAIT_MS for its workers).

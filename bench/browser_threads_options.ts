@@ -25,6 +25,9 @@ export const BROWSER_THREADS_COMMAND = {
     'pin': switchOption('the page\'s main thread on CPU 0 and each Web Worker on CPU 1, 2, … (taskset; Linux): what ' +
         'threads give where the OS cannot put a woken worker on the main thread\'s CPU, not what a user\'s page gets ' +
         '(docs/threads.md); writes cpu-browser-pinned.*'),
+    'adaptive': switchOption('the N-thread columns with the adaptive choice on (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE), as ' +
+        'a user has it: a problem runs on one thread while its calls on threads measure slower, the tries of the other ' +
+        'way included (docs/threads.md); writes cpu-browser-adaptive.*'),
     'out': outOption(),
   },
 };
@@ -40,8 +43,10 @@ export interface BrowserThreadsOptions {
   readonly only: string[] | null;
   /** The page's main thread and Web Workers pinned to CPUs of their own (bench/pin_threads.ts). */
   readonly pin: boolean;
+  /** The N-thread columns with the adaptive choice on (off: every call on the threads asked for). */
+  readonly adaptive: boolean;
   readonly out: string | null;
-  /** 'cpu-browser', with '-threads<N>' for N other than 2, '-pinned' and '-quick' appended. */
+  /** 'cpu-browser', with '-threads<N>' for N other than 2, '-pinned', '-adaptive' and '-quick' appended. */
   readonly resultName: string;
 }
 
@@ -55,9 +60,10 @@ export function browserThreadsOptions(values: OptionValues<typeof BROWSER_THREAD
     trainingRuns: cap(values['training-runs']),
     only: values.only,
     pin: values.pin,
+    adaptive: values.adaptive,
     out: values.out,
     resultName: ['cpu-browser', values.threads !== 2 ? `threads${values.threads}` : null, values.pin ? 'pinned' : null,
-                 values.quick ? 'quick' : null]
+                 values.adaptive ? 'adaptive' : null, values.quick ? 'quick' : null]
                     .filter(part => part !== null).join('-'),
   };
 }

@@ -46,10 +46,16 @@ function verboseCall(call: () => tf.Tensor): {values: Float32Array; path: string
  * Throws unless `path` is the SIMD path on the threads `impl` asked for, or on one thread for a
  * reason a user gets too (under the threshold, or a problem of one task).
  */
-function checkPath(w: BrowserWorkload, impl: BrowserImpl, path: string) {
+/** Why a call asked to run on threads runs on one by design: the problem, or (`--adaptive`) the choice from its calls. */
+function oneThreadByDesign(reason: string|undefined, adaptive: boolean): boolean {
+  return reason === 'below threshold' || reason === 'one task' ||
+      (adaptive && (reason === 'timing one thread' || /^\d+ threads measured slower$/.test(reason ?? '')));
+}
+
+function checkPath(w: BrowserWorkload, impl: BrowserImpl, path: string, adaptive: boolean) {
   const ran = /^simd(?: relaxed)? threads=(\d+)(?: \((.*)\))?$/.exec(path);
   const threads = ran === null ? 0 : Number(ran[1]);
-  const byDesign = ran !== null && threads === 1 && (ran[2] === 'below threshold' || ran[2] === 'one task');
+  const byDesign = ran !== null && threads === 1 && oneThreadByDesign(ran[2], adaptive);
   if (threads !== impl.threads && !byDesign) {
     throw new ThreadsDidNotRun(`${w.name}, ${impl.label}: asked for ${impl.threads} thread(s), ran "${path}"`);
   }
@@ -68,11 +74,11 @@ function bitwise(backend: BitwiseCheck['backend'], one: Float32Array, many: Floa
   return {backend, elements: one.length, differing, maxAbs};
 }
 
-async function use(impl: BrowserImpl) {
+async function use(impl: BrowserImpl, input: BrowserThreadsPageInput) {
   if (tf.getBackend() !== impl.backend) await tf.setBackend(impl.backend);
   tf.env().set(CONV_BACKPROP_FILTERS_THREADS, impl.threads);
-  // Every call on the threads asked for, to time what they give (the adaptive choice is timed apart: docs/threads.md).
-  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, false);
+  // Off, every call runs on the threads asked for, to time what they give; `--adaptive` times a user's default.
+  tf.env().set(CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, input.adaptive && impl.threads > 1);
 }
 
 async function runWorkload(w: BrowserWorkload, input: BrowserThreadsPageInput): Promise<BrowserWorkloadResult> {
@@ -96,15 +102,15 @@ async function runWorkload(w: BrowserWorkload, input: BrowserThreadsPageInput): 
   };
   /** ms per call of `calls` back-to-back calls, the last read back. */
   const timed = async (impl: BrowserImpl, calls: number) => {
-    await use(impl);
+    await use(impl, input);
     return msPerCall(callOf(impl), calls);
   };
   try {
     const sessions: Array<{impl: BrowserImpl; values: Float32Array; path: string; calls: number; times: number[]}> = [];
     for (const impl of input.implementations) {
-      await use(impl);
+      await use(impl, input);
       const {values, path} = verboseCall(callOf(impl));
-      checkPath(w, impl, path);
+      checkPath(w, impl, path, input.adaptive);
       // The fastest of three single calls: one may be hit by a collection or a neighbour's load.
       const single = Math.min(await timed(impl, 1), await timed(impl, 1), await timed(impl, 1));
       const calls = callsPerRun(single, input.amortized.runMs, input.amortized.maxCalls);
@@ -117,9 +123,12 @@ async function runWorkload(w: BrowserWorkload, input: BrowserThreadsPageInput): 
     // The pool is still there after the timed runs: the N-thread plan now is the one the warm-up printed.
     let plan: PlanSummary | null = null;
     for (const s of sessions.filter(s => s.impl.threads > 1)) {
-      await use(s.impl);
+      await use(s.impl, input);
       const now = simdPlanOf(geometry);
-      if (!s.path.includes(`threads=${now.threads}`)) {
+      // With the adaptive choice the warm-up may have been a try of one thread; the plan must still have the threads or a reason.
+      const consistent = input.adaptive ? now.threads === s.impl.threads || (now.threads === 1 && oneThreadByDesign(now.reason, true)) :
+                                          s.path.includes(`threads=${now.threads}`);
+      if (!consistent) {
         throw new ThreadsDidNotRun(`${w.name}, ${s.impl.label}: the warm-up ran "${s.path}", the plan after the timed runs has ${
             now.threads} thread(s) (${now.reason ?? 'no reason'})`);
       }

@@ -91,15 +91,17 @@ describe('bench/args.ts', () => {
 
     it('runs 2 threads and npm run bench\'s run counts by default, into cpu-browser.*', () => {
       expect(options([])).toEqual({
-        threads: 2, quick: false, runs: 5, keyRuns: 15, trainingRuns: 15, only: null, pin: false,
+        threads: 2, quick: false, runs: 5, keyRuns: 15, trainingRuns: 15, only: null, pin: false, adaptive: false,
         out: path.resolve(__dirname, '..', 'bench', 'results'), resultName: 'cpu-browser',
       });
       expect(options(['--threads', '2']).resultName).toBe('cpu-browser');
     });
 
-    it('names the files for --threads N other than 2, for --pin and for --quick', () => {
+    it('names the files for --threads N other than 2, for --pin, --adaptive and --quick', () => {
       expect(options(['--threads', '4'])).toEqual(jasmine.objectContaining({threads: 4, resultName: 'cpu-browser-threads4'}));
       expect(options(['--pin'])).toEqual(jasmine.objectContaining({pin: true, resultName: 'cpu-browser-pinned'}));
+      expect(options(['--adaptive'])).toEqual(jasmine.objectContaining({adaptive: true, resultName: 'cpu-browser-adaptive'}));
+      expect(options(['--adaptive', '--quick']).resultName).toBe('cpu-browser-adaptive-quick');
       expect(options(['--pin', '--threads', '3', '--quick']).resultName).toBe('cpu-browser-threads3-pinned-quick');
       expect(options(['--threads', '1']).resultName).toBe('cpu-browser-threads1');
       expect(options(['--quick', '--threads=3']).resultName).toBe('cpu-browser-threads3-quick');
