@@ -42,16 +42,17 @@ function verboseCall(call: () => tf.Tensor): {values: Float32Array; path: string
   }
 }
 
-/**
- * Throws unless `path` is the SIMD path on the threads `impl` asked for, or on one thread for a
- * reason a user gets too (under the threshold, or a problem of one task).
- */
 /** Why a call asked to run on threads runs on one by design: the problem, or (`--adaptive`) the choice from its calls. */
 function oneThreadByDesign(reason: string|undefined, adaptive: boolean): boolean {
   return reason === 'below threshold' || reason === 'one task' ||
       (adaptive && (reason === 'timing one thread' || /^\d+ threads measured slower$/.test(reason ?? '')));
 }
 
+/**
+ * Throws unless `path` is the SIMD path on the threads `impl` asked for, or on one thread for a
+ * reason a user gets too (under the threshold, a problem of one task, or with `adaptive` the
+ * choice's try of one thread or its verdict).
+ */
 function checkPath(w: BrowserWorkload, impl: BrowserImpl, path: string, adaptive: boolean) {
   const ran = /^simd(?: relaxed)? threads=(\d+)(?: \((.*)\))?$/.exec(path);
   const threads = ran === null ? 0 : Number(ran[1]);
