@@ -233,7 +233,11 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     expect(outcomes.peek('never called')).toEqual({way: 'threads'});
     // Peeking many times changes nothing: the next call of a new problem is still its first.
     for (let i = 0; i < 5; i++) outcomes.peek('new');
+    const tally = {...outcomes.tally};
     expect(outcomes.next('new')).toEqual({way: 'threads'});
+    // The tally counts the calls next() chose (benches report the share on threads), not peeks.
+    expect(outcomes.tally).toEqual({threads: tally.threads + 1, one: tally.one});
+    expect(tally.threads + tally.one).toBe(2 * (SETTLED + KEPT_CALLS));
     for (let i = 0; i < KEPT_PROBLEMS; i++) runCalls(outcomes, `other ${i}`, 1, 5, 9);
     expect(outcomes.peek('slow on threads')).withContext('forgotten: a first call again').toEqual({way: 'threads'});
   });

@@ -171,13 +171,16 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
   const builtInNote = '"n/a": tfjs-backend-wasm\'s only filter gradient is Conv3DBackpropFilterV2 (no Conv2DBackpropFilter, ' +
       'no depthwise one): it runs 2-D problems here as 3-D ones of depth 1, but takes no groups, no dilation, no ' +
       'transposed problem and only "valid"/"same" pads.';
+  // --adaptive: how many of the N-thread columns' timed calls the choice ran on the threads.
+  const adaptive = [...r.results, ...r.training].some(w => w.measurements.some(m => m.adaptiveCalls !== undefined));
   const throughputTable = (ws: WorkloadResult[], training: boolean) => {
     const columns = allColumns.filter(key => ws.some(w => find(w, key) !== undefined));
     const header = ['workload', 'batch', 'shape (C→O, in→out, kernel, stride, pads)', training ? 'MFLOP' : 'GFLOP',
                     ...columns.map(key => `${label(key)} GFLOP/s`), ...present.map(([name]) => `${name} N÷1`),
                     ...(has('pytorch') ? ['ours cpu ÷ PyTorch (1 thread)'] : []),
                     ...(has('pytorchThreads') ? [`ours cpu ÷ PyTorch (${n} threads)`] : []),
-                    'tfjs built-in (wasm) GFLOP/s', 'ours wasm ÷ built-in', 'calls per run (cpu, wasm)', 'diff'];
+                    'tfjs built-in (wasm) GFLOP/s', 'ours wasm ÷ built-in', 'calls per run (cpu, wasm)',
+                    ...(adaptive ? [`timed calls on ${n} threads (cpu, wasm)`] : []), 'diff'];
     const rows = ws.map(w => {
       const b = find(w, 'wasmBuiltIn');
       const worstDiff = Math.max(...w.measurements.map(m => m.difference ?? 0));
@@ -193,6 +196,10 @@ export function writeReport(r: ReportInput): {markdown: string; svg: string | nu
         ...(has('pytorchThreads') ? [ratio((find(w, 'simdThreads')?.gflops ?? NaN) / (find(w, 'pytorchThreads')?.gflops ?? NaN))] : []),
         b ? rateRange(w.flops, b.timing) : 'n/a', b ? ratio((find(w, 'wasm')?.gflops ?? NaN) / b.gflops) : '–',
         `${find(w, 'simd')?.callsPerRun ?? '–'}, ${find(w, 'wasm')?.callsPerRun ?? '–'}`,
+        ...(adaptive ? [(['simdThreads', 'wasmThreads'] as ImplKey[]).map(key => {
+          const calls = find(w, key)?.adaptiveCalls;
+          return calls === undefined ? '–' : `${calls.onThreads} of ${calls.all}`;
+        }).join(', ')] : []),
         worstDiff > 0 ? worstDiff.toExponential(1) : '0',
       ];
     });

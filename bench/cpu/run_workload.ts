@@ -1,3 +1,4 @@
+import {simdTesting} from '../../kernels/host/simd/simd_filter_gradient';
 import {computeGeometry} from '../../kernels/index';
 import {gflops, summarize, Timing} from '../report';
 import {callsPerRun} from '../timed_calls';
@@ -18,6 +19,8 @@ export interface Measurement {
   callsPerRun?: number;
   /** ms per call of each timed run, in the order run (round r of every implementation at index r). */
   times: number[];
+  /** Ours on N threads with the adaptive choice on (--adaptive): of its timed calls, those it ran on the threads. */
+  adaptiveCalls?: {onThreads: number; all: number};
 }
 
 export interface WorkloadResult {
@@ -64,11 +67,23 @@ export async function runWorkload(
       args.attrs as unknown as Record<string, unknown>);
   const sessions: Array<{
     impl: Impl; session: Session; times: number[]; calls: number; memory?: Memory; values?: Float32Array | null;
+    adaptiveCalls?: {onThreads: number; all: number};
   }> = [];
   for (const impl of impls) {
     const session = await impl.setUp(problem, batch, seed);
-    if (session !== null) sessions.push({impl, session, times: [], calls: 1});
+    const adaptive = options.adaptive && (impl.key === 'simdThreads' || impl.key === 'wasmThreads');
+    if (session !== null) sessions.push({impl, session, times: [], calls: 1, adaptiveCalls: adaptive ? {onThreads: 0, all: 0} : undefined});
   }
+  /** A timed run of `s`, counting the ways the adaptive choice took (ThreadOutcomes.tally). */
+  const timedRun = async (s: typeof sessions[number]) => {
+    const tally = simdTesting.threadOutcomes.tally;
+    const [threads, one] = [tally.threads, tally.one];
+    s.times.push(await s.session.call(s.calls));
+    if (s.adaptiveCalls !== undefined) {
+      s.adaptiveCalls.onThreads += tally.threads - threads;
+      s.adaptiveCalls.all += tally.threads - threads + tally.one - one;
+    }
+  };
   try {
     const warmUp = async (s: typeof sessions[number]) => {
       const {memory, values, ms: elapsed} = await s.session.warmUp();
@@ -95,7 +110,7 @@ export async function runWorkload(
       }
       // Every other run in reverse order, so that no implementation always follows the same one.
       for (const s of run % 2 === 0 ? sessions : [...sessions].reverse()) {
-        if (!s.impl.warmUpIsRun && run < s.impl.runs(options)) s.times.push(await s.session.call(s.calls));
+        if (!s.impl.warmUpIsRun && run < s.impl.runs(options)) await timedRun(s);
       }
     }
   } finally {
@@ -126,6 +141,7 @@ export async function runWorkload(
         gflops: gflops(geometry.flops, timing.median),
         memory: s.memory!,
         difference: base !== null && s.values != null && s.impl.key !== baseKey ? relativeDifference(s.values, base) : null,
+        ...(s.adaptiveCalls !== undefined ? {adaptiveCalls: s.adaptiveCalls} : {}),
       };
     }),
   };

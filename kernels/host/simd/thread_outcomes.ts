@@ -121,6 +121,8 @@ const choiceOf = (way: ThreadWay, trial: boolean): ThreadChoice =>
 /** The wall times of each problem's recent calls on threads and on one thread, and the choice they make. */
 export class ThreadOutcomes {
   private readonly outcomes = new Map<string, Outcome>();
+  /** The calls `next` has chosen, per way, over all problems (benches report the share on threads). */
+  readonly tally: Record<ThreadWay, number> = {threads: 0, one: 0};
 
   /** The way the next call of `key` runs, counted as a call (the caller then records its time). */
   next(key: string): ThreadChoice {
@@ -148,6 +150,7 @@ export class ThreadOutcomes {
       outcome.sinceTrial = 0;
     }
     outcome.sinceTrial++;
+    this.tally[way]++;
     return choiceOf(way, trial);
   }
 
