@@ -120,7 +120,9 @@ describe('the choice of threads from measured calls (thread_outcomes.ts)', () =>
     const tries = runStarts(choices, 'threads');
     // Each wait counts from the start of the try before it: the first from the try of one thread.
     const waits = tries.slice(1).map((at, i) => at - (i === 0 ? TRIAL_CALLS : tries[i]));
-    expect(waits.slice(0, 5)).toEqual([16, 32, 64, 64, 64].map(w => w * FIRST_THREADS_RETRY_CALLS / 16));
+    const doubling = Array.from({length: 7}, (_, i) => Math.min(THREADS_RETRY_CALLS, FIRST_THREADS_RETRY_CALLS * 2 ** i));
+    expect(doubling.slice(-2)).withContext('the spec reaches the longest wait').toEqual([THREADS_RETRY_CALLS, THREADS_RETRY_CALLS]);
+    expect(waits.slice(0, 7)).toEqual(doubling);
     expect(waits.every(w => w <= THREADS_RETRY_CALLS)).toBeTrue();
     expect(runLengths(choices, 'threads').every(length => length === TRIAL_CALLS)).toBeTrue();
   });

@@ -35,10 +35,12 @@ export const TRY_LOSS = 1.5;
  * then after twice as many each time they lose again, up to THREADS_RETRY_CALLS. A problem's
  * first calls on threads run while the engine still compiles the workers' code and the pool's
  * loops (a process's first ~100 threaded calls are slower than its later ones), so a first
- * verdict for one thread is retried soon; one the threads keep losing, less and less often.
+ * verdict for one thread is retried soon; one the threads keep losing, less and less often: a
+ * retry of threads that lose by 2× costs about 2 calls' time, 1% of the 256 calls between two
+ * retries at the longest (with 64, MobileNet-0.25 conv2_2/sep lost 3–4% in its retries).
  */
 export const FIRST_THREADS_RETRY_CALLS = 16;
-export const THREADS_RETRY_CALLS = 64;
+export const THREADS_RETRY_CALLS = 256;
 /**
  * While threads are faster, one thread is tried every this many calls times the threads' gain
  * (one thread's median ÷ theirs): the machine may have changed, and a try costs 4 calls at
