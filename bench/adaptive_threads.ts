@@ -86,8 +86,8 @@ async function main() {
       const times = WAYS.map(() => [] as number[]);
       for (let round = 0; round < options.rounds; round++) {
         if (round === busyFrom) busy = startBusy();
-        // Every other round in reverse order: a way run right after the fixed threads finds the
-        // caches holding the shared memory, not its own, and runs slower (~10% for one thread).
+        // Every other round in reverse order: in a fixed order the adaptive way, always right after
+        // the fixed threads, ran its one-thread calls ~10% slower than the 1-thread way's.
         const order = WAYS.map((_, i) => i);
         if (round % 2 === 1) order.reverse();
         order.forEach(i => {
