@@ -37,7 +37,7 @@ export const TRY_LOSS = 1.5;
  * loops (a process's first ~100 threaded calls are slower than its later ones), so a first
  * verdict for one thread is retried soon; one the threads keep losing, less and less often: a
  * retry of threads that lose by 2× costs about 2 calls' time, 1% of the 256 calls between two
- * retries at the longest (with 64, MobileNet-0.25 conv2_2/sep lost 3–4% in its retries).
+ * retries at the longest.
  */
 export const FIRST_THREADS_RETRY_CALLS = 16;
 export const THREADS_RETRY_CALLS = 256;
@@ -96,10 +96,8 @@ interface Outcome {
   dropTime: boolean;
   /** Retries of the threads since they were last preferred (each lost, or is running). */
   threadsTries: number;
-  /** The last call ran on threads, the way preferred (not in a try). */
-  onThreads: boolean;
-  /** The last call ran on one thread, the way preferred (not in a try). */
-  onOne: boolean;
+  /** The way the last call ran when it was the way preferred; undefined after a call in a try. */
+  settledOn?: ThreadWay;
   /**
    * One thread's own calls moved the problem to threads (their median rose over the threads'
    * kept one, which is older): one thread is tried again FIRST_THREADS_RETRY_CALLS calls later,
@@ -131,11 +129,10 @@ export class ThreadOutcomes {
     const outcome = this.outcomeOf(key);
     const {way, trial, movedToOne} = this.wayOf(outcome);
     if (movedToOne) outcome.sinceTrial = 0;
-    if (outcome.onOne && way === 'threads' && !trial) [outcome.sinceTrial, outcome.retryOne] = [0, true];
+    if (outcome.settledOn === 'one' && way === 'threads' && !trial) [outcome.sinceTrial, outcome.retryOne] = [0, true];
     outcome.dropTime = trial && outcome.trial === undefined;
-    outcome.onThreads = way === 'threads' && !trial;
-    outcome.onOne = way === 'one' && !trial;
-    if (outcome.onThreads) {
+    outcome.settledOn = trial ? undefined : way;
+    if (outcome.settledOn === 'threads') {
       outcome.threadsTries = 0;
       outcome.threadsReference = Math.min(outcome.threadsReference ?? Infinity, median(outcome.threads));
     }
@@ -184,7 +181,7 @@ export class ThreadOutcomes {
    */
   private wayOf(outcome: Outcome): {way: ThreadWay; trial: boolean; movedToOne?: boolean} {
     const {way, trial} = this.preferredWayOf(outcome);
-    return outcome.onThreads && (way === 'threads' ? trial : !trial) ? {way: 'one', trial: false, movedToOne: true} :
+    return outcome.settledOn === 'threads' && (way === 'threads' ? trial : !trial) ? {way: 'one', trial: false, movedToOne: true} :
                                                                        {way, trial};
   }
 
@@ -209,7 +206,7 @@ export class ThreadOutcomes {
   private outcomeOf(key: string): Outcome {
     let outcome = this.outcomes.get(key);
     if (outcome === undefined) {
-      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false, threadsTries: 0, onThreads: false, onOne: false, retryOne: false};
+      outcome = {threads: [], one: [], sinceTrial: 0, dropTime: false, threadsTries: 0, retryOne: false};
       if (this.outcomes.size >= KEPT_PROBLEMS) this.outcomes.delete(this.outcomes.keys().next().value!);
     } else {
       this.outcomes.delete(key);
