@@ -12,7 +12,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
 
 import {computeGeometry, CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady} from '../kernels/index';
-import {simdPlanOf} from '../kernels/host/simd/simd_filter_gradient';
+import {oneThreadByDesign, simdPlanOf} from '../kernels/host/simd/simd_filter_gradient';
 import type {ConvolutionBackpropFiltersAttrs, ConvTransposeBackpropFiltersAttrs} from '../src/attributes';
 import {VERBOSE_PREFIX} from '../src/verbose';
 
@@ -40,12 +40,6 @@ function verboseCall(call: () => tf.Tensor): {values: Float32Array; path: string
     tf.env().set(CONV_BACKPROP_FILTERS_VERBOSE, false);
     console.log = log;
   }
-}
-
-/** Why a call asked to run on threads runs on one by design: the problem, or (`--adaptive`) the choice from its calls. */
-function oneThreadByDesign(reason: string|undefined, adaptive: boolean): boolean {
-  return reason === 'below threshold' || reason === 'one task' ||
-      (adaptive && (reason === 'timing one thread' || /^\d+ threads measured slower$/.test(reason ?? '')));
 }
 
 /**

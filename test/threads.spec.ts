@@ -3,7 +3,7 @@ import {spawnSync} from 'child_process';
 import * as path from 'path';
 
 import {CONV_BACKPROP_FILTERS_THREADS, CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE, CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, CONV_BACKPROP_FILTERS_VERBOSE, CONV_BACKPROP_FILTERS_WASM_RELAXED_SIMD, computeGeometry, convolutionBackpropFilters, convTransposeBackpropFilters, simdThreadsReady, stopSimdThreads} from '../kernels/index';
-import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
+import {chunkSteps, currentThreadPool, DEFAULT_THREADS_MIN_MFLOP, oneThreadByDesign, simdPlanOf, simdTesting} from '../kernels/host/simd/simd_filter_gradient';
 import {overrideWorkerFactoryForTesting, poolFailureReason, resetPoolFailureForTesting, ThreadPool, threadPoolTesting} from '../kernels/host/simd/thread_pool';
 import {ThreadChoice, ThreadOutcomes, ThreadWay, TRIAL_CALLS} from '../kernels/host/simd/thread_outcomes';
 import {claimAndRun, CLAIM, CLAIMED, CLOSED, CONTROL_WORDS, DONE, FINISHED, JOB, OPEN, openClaim, PROGRESS, READY, TASK_BITS, TASK_COUNT, TASK_STATE_BITS, TASK_STATES, taskState, WAKE} from '../kernels/host/simd/thread_protocol';
@@ -305,6 +305,7 @@ describe('the thread plan', () => {
     tf.env().set(CONV_BACKPROP_FILTERS_THREADS_MIN_MFLOP, DEFAULT_THREADS_MIN_MFLOP);
     const small = simdPlanOf(geometryOf([1, 12, 12, 8], [1, 12, 12, 8], {strides: [1, 1], padsBegin: [1, 1], padsEnd: [1, 1], filterShape: [3, 3]}));
     expect([small.threads, small.reason]).toEqual([1, 'below threshold']);
+    expect(oneThreadByDesign(small.reason, false)).withContext('a reason by design (benches accept it)').toBeTrue();
     expect(simdPlanOf(res2()).threads).toBe(SUITE_THREADS);
   });
 
@@ -322,6 +323,7 @@ describe('the thread plan', () => {
   it('runs a problem of one task on the calling thread', () => {
     const plan = simdPlanOf(geometryOf([1, 1, 1, 4], [1, 1, 1, 4], {strides: [1, 1], filterShape: [1, 1]}));
     expect([plan.units, plan.slices, plan.threads, plan.reason]).toEqual([1, 1, 1, 'one task']);
+    expect(oneThreadByDesign(plan.reason, false)).withContext('a reason by design (benches accept it)').toBeTrue();
   });
 
   it('is one thread with CONV_BACKPROP_FILTERS_THREADS 1, and the flag defaults to the cores, at most 8', () => {
@@ -497,6 +499,9 @@ describe('threads that do not pay (CONV_BACKPROP_FILTERS_THREADS_ADAPTIVE)', () 
       }
     }();
     expect([res2Plan().threads, res2Plan().reason]).toEqual([1, '2 threads measured slower']);
+    // The choice's verdict is by design only where the adaptive choice is on (the benches' --adaptive).
+    expect([oneThreadByDesign(res2Plan().reason, true), oneThreadByDesign(res2Plan().reason, false)]).toEqual([true, false]);
+    expect(oneThreadByDesign('workers starting', true)).withContext('for want of threads').toBeFalse();
     const alone = res2();
     expect(paths()).toEqual(['simd threads=2', 'simd threads=1 (2 threads measured slower)']);
     expect(bits(alone)).withContext('one thread by choice').toEqual(bits(threaded));

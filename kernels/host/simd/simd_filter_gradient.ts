@@ -410,6 +410,19 @@ function linesThrough(depth: SpatialAxis, height: SpatialAxis, blockRows: number
   return [srcLines, d * height.diffDstSize + heightEnd];
 }
 
+/** A plan's reason for one thread when the adaptive choice measured the threads slower (ThreadOutcomes). */
+const measuredSlower = (threads: number) => `${threads} threads measured slower`;
+
+/**
+ * Whether a plan runs on one thread, with threads asked for, by design rather than for want of
+ * them: the problem is under the threshold or has one task, or (where `adaptive`) the adaptive
+ * choice is timing one thread or measured the threads slower. Benches that check the path use it.
+ */
+export function oneThreadByDesign(reason: string|undefined, adaptive: boolean): boolean {
+  return reason === 'below threshold' || reason === 'one task' ||
+      (adaptive && (reason === 'timing one thread' || /^\d+ threads measured slower$/.test(reason ?? '')));
+}
+
 /**
  * The plan of a call: the split from the problem alone, the threads from the flags and what
  * this runtime allows now. `readyThreads(wanted)` says how many threads a started pool has
@@ -439,7 +452,7 @@ function planOf(
       if (threads < requested) reason = threads === 1 ? 'workers starting' : `${threads} of ${requested} ready`;
       const choice = threads > 1 ? choose?.() : undefined;
       if (choice?.way === 'one') {
-        [threads, reason] = [1, choice.reason === 'measured' ? `${threads} threads measured slower` : choice.reason];
+        [threads, reason] = [1, choice.reason === 'measured' ? measuredSlower(threads) : choice.reason];
       }
     }
   }
